@@ -1,0 +1,1 @@
+"""Built-in agents, packaged as ``pytest_osworld.agents``."""

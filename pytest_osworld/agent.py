@@ -1,0 +1,87 @@
+"""The agent contract, the agents registry and the observation an agent receives.
+
+An agent is any object with ``reset(task)``, ``act(instruction, observation) ->
+AgentStep`` and optionally ``close()``. Agents are built by a factory registered in
+:data:`AGENTS` (``--agent NAME``) or named as ``module:attr`` on the command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pytest_osworld.actions import Action
+from pytest_osworld.registry import Registry
+from pytest_osworld.task import Task
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the agent sees at one step."""
+
+    instruction: str
+    screenshot: bytes | None = None
+    accessibility_tree: str | None = None
+    terminal: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Usage:
+    """Tokens and cost of the model calls behind one step (zeros for non-model agents)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: Usage) -> None:
+        """Accumulate ``other`` into this usage."""
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cost_usd += other.cost_usd
+
+
+@dataclass
+class AgentStep:
+    """An agent's answer: actions to run, and what it said on the way."""
+
+    actions: list[Action]
+    response: str = ""
+    thought: str = ""
+    usage: Usage = field(default_factory=Usage)
+    parse_error: str | None = None
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Everything an agent factory is given."""
+
+    name: str
+    model: str | None = None
+    args: dict[str, str] = field(default_factory=dict)
+    observation_type: str = "screenshot"
+    action_space: str = "pyautogui"
+    client_password: str = "password"
+    screen_size: tuple[int, int] = (1920, 1080)
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """The agent contract."""
+
+    def reset(self, task: Task) -> None:
+        """Forget the previous episode; ``task`` is the one about to run."""
+        ...
+
+    def act(self, instruction: str, observation: Observation) -> AgentStep:
+        """Answer one observation with the actions to take next."""
+        ...
+
+
+AgentFactory = Callable[[AgentConfig], Agent]
+
+#: Built-in agents by name; third-party plugins add theirs with ``AGENTS.register``.
+AGENTS: Registry[AgentFactory] = Registry("agent")
+AGENTS.register("noop", "pytest_osworld.agents.basic:NoopAgent")
+AGENTS.register("replay", "pytest_osworld.agents.basic:ReplayAgent")

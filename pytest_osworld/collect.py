@@ -1,0 +1,284 @@
+"""Collection: a task JSON file becomes one :class:`TaskItem`, and ``run_task`` runs it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest._code.code import (
+    ExceptionInfo,
+    ReprEntryNative,
+    ReprExceptionInfo,
+    ReprFileLocation,
+    ReprTraceback,
+    TerminalRepr,
+)
+
+from pytest_osworld import __version__
+from pytest_osworld.agent import Agent
+from pytest_osworld.context import TaskContext
+from pytest_osworld.errors import AgentFailure, OSWorldError, TaskFileError, UnknownNameError
+from pytest_osworld.evaluators.evaluate import Evaluation, describe_getter, evaluate
+from pytest_osworld.evaluators.getters import GETTERS
+from pytest_osworld.evaluators.metrics import METRICS
+from pytest_osworld.providers.base import Environment
+from pytest_osworld.report.results import TaskRecorder, TaskResult
+from pytest_osworld.runner import Budget, Episode, EndReason, run_episode
+from pytest_osworld.settings import Settings
+from pytest_osworld.setup_steps import SETUP_STEPS
+from pytest_osworld.task import Task, load_task, looks_like_task
+
+TASK_MARKER_RE = re.compile(r'"(evaluator|instruction)"\s*:')
+
+FAIL_HEAD = "OSWorld score {score:.2f} < {threshold:.2f}: {reason}"
+EVAL_ERROR_HEAD = "OSWorld evaluation error: {reason}"
+
+
+def is_task_file(path: Path, explicit: bool) -> bool:
+    """Whether a ``.json`` file should be collected as a task.
+
+    A file is a task if it parses to an object with an ``instruction`` or ``evaluator``;
+    a file that does not parse is still collected (to report the error) when it was named
+    on the command line or its text mentions those keys.
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return explicit
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return explicit or bool(TASK_MARKER_RE.search(text))
+    return looks_like_task(data) or (explicit and not isinstance(data, dict | list))
+
+
+def check_names(task: Task) -> None:
+    """Raise :class:`TaskFileError` for any step, getter or metric name not registered."""
+
+    def check(registry_check: Any, name: str, where: str) -> None:
+        try:
+            registry_check(name)
+        except UnknownNameError as exc:
+            raise TaskFileError(str(task.path), where, str(exc)) from None
+
+    for step in task.config + task.evaluator.postconfig:
+        check(SETUP_STEPS.check, step.type, f"{step.json_path}.type")
+    for metric in task.evaluator.metrics:
+        check(METRICS.check, metric.func, metric.json_path)
+    for getter in task.evaluator.getters():
+        check(GETTERS.check, getter.type, f"{getter.json_path}.type")
+
+
+def normalise_app(name: str) -> str:
+    """``"LibreOffice Calc"`` -> ``"libreoffice_calc"``, for the ``app`` marker."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+class TaskFile(pytest.File):
+    """One task JSON file; yields a single :class:`TaskItem`."""
+
+    def collect(self) -> list[TaskItem]:
+        """Load, validate and name-check the task; errors become a collection error."""
+        try:
+            task = load_task(self.path)
+            check_names(task)
+        except TaskFileError as exc:
+            raise self.CollectError(f"invalid OSWorld task file {exc}") from exc
+        item = TaskItem.from_parent(self, name=task.nodename, callobj=run_task, task=task)
+        return [item]
+
+
+class TaskItem(pytest.Function):
+    """A task as a pytest test: real fixtures, an OSWorld outcome."""
+
+    def __init__(self, *, task: Task, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.task = task
+        self.extra_keyword_matches.update({"osworld", task.domain, task.id})
+        if task.domain == "vs_code":
+            self.extra_keyword_matches.add("vscode")
+        self.add_marker(pytest.mark.osworld)
+        self.add_marker(getattr(pytest.mark, task.domain))
+        for app in sorted({normalise_app(a) for a in task.related_apps if a.strip()}):
+            self.add_marker(pytest.mark.app(name=app))
+        if task.snapshot:
+            self.add_marker(pytest.mark.snapshot(name=task.snapshot))
+        if task.infeasible:
+            self.add_marker(pytest.mark.infeasible)
+        if task.proxy:
+            self.add_marker(pytest.mark.proxy)
+        #: Filled in by ``run_task``: the result as plain data.
+        self.osworld_result: dict[str, Any] | None = None
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """The task file, not ``run_task``, as the location of failures."""
+        return self.path, 0, f"osworld {self.task.nodename}"
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        """Our errors carry their whole explanation: show it, without a traceback."""
+        if isinstance(excinfo.value, TaskFailed | OSWorldError):
+            return plain_failure(str(excinfo.value), str(self.path))
+        return super().repr_failure(excinfo, style=style)
+
+
+def plain_failure(text: str, path: str) -> ReprExceptionInfo:
+    """A failure report that prints ``text`` as is, and whose first line is the summary line.
+
+    Built from pytest's own report classes so it survives xdist's serialisation.
+    """
+    first = text.splitlines()[0] if text else ""
+    return ReprExceptionInfo(
+        reprtraceback=ReprTraceback([ReprEntryNative([text.rstrip("\n") + "\n"])], None, "native"),
+        reprcrash=ReprFileLocation(path, 0, first),
+    )
+
+
+class TaskFailed(Exception):
+    """Raised by ``run_task`` when the score is below the pass threshold."""
+
+
+def rerun_command(task: Task, settings: Settings) -> str:
+    """The command that reruns this task with the same agent."""
+    parts = ["pytest", str(task.path)]
+    if settings.agent:
+        parts.append(f"--agent={settings.agent}")
+    if settings.model:
+        parts.append(f"--model={settings.model}")
+    if settings.provider != "local":
+        parts.append(f"--provider={settings.provider}")
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def failure_text(result: TaskResult, task: Task, episode: Episode, evaluation: Evaluation,
+                 recorder: TaskRecorder, settings: Settings) -> str:
+    """The failure message of ARCHITECTURE.md section 5."""
+    if evaluation.error:
+        head = EVAL_ERROR_HEAD.format(reason=evaluation.error)
+    else:
+        head = FAIL_HEAD.format(score=result.score or 0.0, threshold=result.threshold,
+                                reason=evaluation.first_reason())
+    instruction = task.instruction if len(task.instruction) <= 160 else task.instruction[:157] + "..."
+    lines = [
+        head,
+        f"  instruction : {instruction}",
+        f"  episode     : {episode.describe(settings.max_steps)}",
+    ]
+    label = "  evaluator   : "
+    for outcome, metric in zip(evaluation.outcomes, task.evaluator.metrics, strict=False):
+        value = "not evaluated" if outcome.value is None else f"{outcome.value:.2f}"
+        io = f"  result={describe_getter(metric.result)}" if metric.result else ""
+        io += f"  expected={describe_getter(metric.expected)}" if metric.expected else ""
+        lines.append(f"{label}{outcome.func} = {value}{io}")
+        if outcome.reason and outcome.status != "not_evaluated":
+            lines.append(f"                {outcome.reason[:300]}")
+        label = "                "
+    if recorder.last_screenshot is not None:
+        lines.append(f"  last screen : {recorder.last_screenshot}")
+    lines.append(f"  artifacts   : {recorder.dir}/")
+    lines.append(f"  rerun       : {rerun_command(task, settings)}")
+    return "\n".join(lines)
+
+
+def trajectory_text(episode: Episode) -> str:
+    """The step-by-step trajectory for the report section."""
+    lines = []
+    for step in episode.steps:
+        actions = "; ".join(
+            (a.code.strip().replace("\n", " | ")[:200] if a.kind == "code" else json.dumps(a.to_json()))
+            for a in step.actions
+        ) or "(no action)"
+        lines.append(f"step {step.index:>2} ({step.duration:.1f}s): {actions}")
+        if step.thought:
+            lines.append(f"         thought: {step.thought[:300]}")
+        if step.parse_error:
+            lines.append(f"         parse error: {step.parse_error}")
+        for error in step.action_errors:
+            lines.append(f"         action error: {error[:300]}")
+    lines.append(f"end: {episode.end_reason.value}" + (f" ({episode.error})" if episode.error else ""))
+    return "\n".join(lines)
+
+
+def run_task(
+    request: pytest.FixtureRequest,
+    osworld_settings: Settings,
+    osworld_env: Environment,
+    osworld_context: TaskContext,
+    osworld_agent: Agent,
+    osworld_recorder: TaskRecorder,
+) -> None:
+    """Run one task: the episode, then the evaluation; fail below the pass threshold."""
+    item = request.node
+    if not isinstance(item, TaskItem):
+        raise TypeError("run_task runs only for OSWorld task items")
+    task, settings, recorder = item.task, osworld_settings, osworld_recorder
+    budget = Budget(max_steps=settings.max_steps, seconds=settings.task_timeout)
+    hook = item.config.hook
+
+    def on_step(record: Any) -> None:
+        recorder.step(record)
+        hook.pytest_osworld_step(item=item, step=record.to_json())
+
+    started = time.monotonic()
+    try:
+        episode = run_episode(task, osworld_context.guest, osworld_agent, budget,
+                              observation_type=settings.observation_type, on_step=on_step)
+    except OSWorldError as exc:
+        recorder.error(str(exc))
+        raise
+    item.add_report_section("call", "osworld trajectory", trajectory_text(episode))
+    if episode.end_reason is EndReason.AGENT_ERROR:
+        recorder.error(episode.error or "agent error")
+        raise AgentFailure(f"the agent failed: {episode.error} (after {len(episode.steps)} steps)")
+    evaluation = evaluate(osworld_context, episode.last_action)
+    passed = evaluation.score >= settings.pass_threshold
+    outcome = "passed" if passed else ("eval_error" if evaluation.error else "failed")
+    result = TaskResult(
+        task_id=task.id,
+        domain=task.domain,
+        nodeid=item.nodeid,
+        outcome=outcome,
+        score=evaluation.score,
+        threshold=settings.pass_threshold,
+        end_reason=episode.end_reason.value,
+        steps=len(episode.steps),
+        max_steps=settings.max_steps,
+        duration_s=round(time.monotonic() - started, 3),
+        infeasible=task.infeasible,
+        reason=evaluation.first_reason(),
+        metrics=[o.to_json() for o in evaluation.outcomes],
+        usage={"input_tokens": episode.usage.input_tokens, "output_tokens": episode.usage.output_tokens,
+               "cost_usd": round(episode.usage.cost_usd, 6)},
+        provenance={
+            "task_file": str(task.path),
+            "task_sha256": task.sha256,
+            "plugin_version": __version__,
+            "provider": osworld_env.description,
+            "agent": settings.agent,
+            "model": settings.model,
+            "max_steps": settings.max_steps,
+            "observation_type": settings.observation_type,
+            "action_space": settings.action_space,
+        },
+        evaluator_inputs=evaluation.inputs,
+    )
+    recorder.finish(result)
+    item.osworld_result = result.to_json()
+    for name, value in (
+        ("score", f"{evaluation.score:.4f}"),
+        ("outcome", outcome),
+        ("end_reason", episode.end_reason.value),
+        ("steps", len(episode.steps)),
+        ("input_tokens", episode.usage.input_tokens),
+        ("output_tokens", episode.usage.output_tokens),
+    ):
+        item.user_properties.append((name, value))
+    hook.pytest_osworld_task_result(item=item, result=result.to_json())
+    if not passed:
+        raise TaskFailed(failure_text(result, task, episode, evaluation, recorder, settings))

@@ -1,0 +1,45 @@
+"""What setup steps and getters are given: the guest, the asset cache and the run's settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_osworld.assets import AssetCache
+from pytest_osworld.guest_api import Guest
+from pytest_osworld.task import Task
+
+
+@dataclass
+class TaskContext:
+    """The per-task context handed to setup steps and getters.
+
+    ``work_dir`` is a host folder for files fetched from the environment (getters write
+    there, and ``--rescore`` reads them back later).
+    """
+
+    task: Task
+    guest: Guest
+    assets: AssetCache
+    work_dir: Path
+    client_password: str = "password"
+    screen_size: tuple[int, int] = (1920, 1080)
+    network: bool = False
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def placeholders(self) -> dict[str, str]:
+        """OSWorld's placeholders for ``execute``/``command`` steps and their values."""
+        width, height = self.screen_size
+        return {
+            "{CLIENT_PASSWORD}": self.client_password,
+            "{SCREEN_WIDTH}": str(width),
+            "{SCREEN_HEIGHT}": str(height),
+            "{SCREEN_WIDTH_HALF}": str(width // 2),
+            "{SCREEN_HEIGHT_HALF}": str(height // 2),
+        }
+
+    def substitute(self, text: str) -> str:
+        """Replace every OSWorld placeholder in ``text``."""
+        for key, value in self.placeholders().items():
+            text = text.replace(key, value)
+        return text

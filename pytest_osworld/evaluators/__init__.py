@@ -1,0 +1,1 @@
+"""Evaluation: postconfig, getters, metrics and the rules that combine them."""

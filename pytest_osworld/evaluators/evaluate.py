@@ -1,0 +1,159 @@
+"""Evaluation of one finished episode: postconfig, the FAIL rules, getters and metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_osworld.actions import Action
+from pytest_osworld.context import TaskContext
+from pytest_osworld.errors import EvaluationError, GetterError, NeedsCapability, OSWorldError
+from pytest_osworld.evaluators.combine import MetricOutcome, combine
+from pytest_osworld.evaluators.getters import GETTERS
+from pytest_osworld.evaluators.metrics import METRICS
+from pytest_osworld.evaluators.score import as_score
+from pytest_osworld.setup_steps import run_steps
+from pytest_osworld.task import GetterSpec, MetricSpec
+
+
+@dataclass
+class Evaluation:
+    """The score of an episode and how it was reached."""
+
+    score: float
+    outcomes: list[MetricOutcome] = field(default_factory=list)
+    #: Set when a postconfig step or a getter failed and so decided the score.
+    error: str | None = None
+    #: The getter values handed to metrics, for ``--rescore`` (plain data or file paths).
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+
+    def first_reason(self) -> str:
+        """The reason of the first metric that did not score 1 (or the error)."""
+        if self.error:
+            return self.error
+        for outcome in self.outcomes:
+            if outcome.status != "not_evaluated" and (outcome.value or 0.0) < 1.0:
+                return f"{outcome.func}: {outcome.reason}"
+        return self.outcomes[0].reason if self.outcomes else ""
+
+
+def describe_getter(spec: GetterSpec | None) -> str:
+    """A short form such as ``vm_file(/home/user/sales.xlsx)``."""
+    if spec is None:
+        return ""
+    config = spec.config
+    arg = config.get("path") or config.get("command") or config.get("dest") or ""
+    if spec.type == "rule":
+        arg = "rules"
+    return f"{spec.type}({arg})" if arg else spec.type
+
+
+def evaluate(ctx: TaskContext, last_action: Action | None) -> Evaluation:
+    """Score the episode whose last action is ``last_action`` in the environment of ``ctx``."""
+    spec = ctx.task.evaluator
+    try:
+        run_steps(ctx, spec.postconfig, phase="postconfig")
+    except NeedsCapability:
+        raise
+    except OSWorldError as exc:
+        return Evaluation(0.0, error=f"postconfig failed: {exc}")
+    said_fail = last_action is not None and last_action.kind == "FAIL"
+    if spec.infeasible:
+        said = last_action.kind if last_action is not None else "nothing"
+        value = 1.0 if said_fail else 0.0
+        reason = "the agent said FAIL on an infeasible task" if said_fail else (
+            f"infeasible task: the agent's last action was {said}, not FAIL"
+        )
+        return Evaluation(value, [MetricOutcome("infeasible", "evaluated", value, reason)])
+    if said_fail:
+        reason = "the agent said FAIL on a feasible task"
+        outcomes = [MetricOutcome(m.func, "not_evaluated", None, reason) for m in spec.metrics]
+        return Evaluation(0.0, outcomes, error=None if outcomes else None)
+    inputs: list[dict[str, Any]] = []
+    getter_errors: list[str] = []
+
+    def run_metric(index: int) -> MetricOutcome:
+        metric = spec.metrics[index]
+        outcome, recorded = _run_metric(ctx, metric)
+        inputs.append(recorded)
+        if outcome.status == "error":
+            getter_errors.append(outcome.reason)
+        return outcome
+
+    score, outcomes = combine(spec.conj, [m.func for m in spec.metrics], run_metric)
+    evaluation = Evaluation(score, outcomes, inputs=inputs)
+    if getter_errors and score < 1.0:
+        evaluation.error = getter_errors[0]
+    return evaluation
+
+
+def _fetch(ctx: TaskContext, spec: GetterSpec | None) -> Any:
+    if spec is None:
+        return None
+    getter = GETTERS.get(spec.type)
+    try:
+        return getter(ctx, spec.config)
+    except (GetterError, NeedsCapability):
+        raise
+    except KeyError as exc:
+        raise GetterError(f"{spec.type}: missing key {exc} at {spec.json_path}") from exc
+    except (OSWorldError, OSError) as exc:
+        raise GetterError(f"{spec.type}: {exc}") from exc
+
+
+def _plain(value: Any, work_dir: Path) -> Any:
+    """A getter value as plain JSON data (paths relative to the work folder)."""
+    if isinstance(value, Path):
+        try:
+            return {"file": str(value.relative_to(work_dir))}
+        except ValueError:
+            return {"file": str(value)}
+    if isinstance(value, list):
+        return [_plain(v, work_dir) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v, work_dir) for k, v in value.items()}
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return repr(value)
+
+
+def _run_metric(ctx: TaskContext, metric: MetricSpec) -> tuple[MetricOutcome, dict[str, Any]]:
+    descs = describe_getter(metric.result), describe_getter(metric.expected)
+    recorded: dict[str, Any] = {"func": metric.func, "options": metric.options}
+    try:
+        result = _fetch(ctx, metric.result)
+        expected = _fetch(ctx, metric.expected)
+    except GetterError as exc:
+        return MetricOutcome(metric.func, "error", 0.0, str(exc), *descs), recorded
+    recorded["result"] = _plain(result, ctx.work_dir)
+    recorded["expected"] = _plain(expected, ctx.work_dir)
+    return score_metric(metric.func, result, expected, metric.options, has_expected=metric.expected is not None, descs=descs), recorded
+
+
+def score_metric(
+    func: str,
+    result: Any,
+    expected: Any,
+    options: dict[str, Any],
+    has_expected: bool,
+    descs: tuple[str, str] = ("", ""),
+) -> MetricOutcome:
+    """Call metric ``func`` on fetched values and wrap its verdict as an outcome."""
+    metric = METRICS.get(func)
+    if isinstance(result, Path):
+        result = str(result)
+    if isinstance(expected, Path):
+        expected = str(expected)
+    if isinstance(result, list):
+        result = [str(r) if isinstance(r, Path) else r for r in result]
+    if isinstance(expected, list):
+        expected = [str(e) if isinstance(e, Path) else e for e in expected]
+    try:
+        raw = metric(result, expected, **options) if has_expected else metric(result, **options)
+        score = as_score(raw, func)
+    except EvaluationError as exc:
+        return MetricOutcome(func, "error", 0.0, str(exc), *descs)
+    except Exception as exc:
+        return MetricOutcome(func, "error", 0.0, f"metric raised {type(exc).__name__}: {exc}", *descs)
+    return MetricOutcome(func, "evaluated", score.value, score.reason, *descs)

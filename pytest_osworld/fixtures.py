@@ -1,0 +1,166 @@
+"""The public fixtures of pytest-osworld. Each can be overridden in a conftest.py.
+
+=====================  ========  =======================================================
+fixture                scope     what it gives
+=====================  ========  =======================================================
+``osworld_settings``   session   the resolved :class:`~pytest_osworld.settings.Settings`
+``osworld_assets``     session   the :class:`~pytest_osworld.assets.AssetCache`
+``osworld_provider``   session   this worker's started provider (one environment)
+``osworld_agent``      session   the agent chosen with ``--agent`` (reset per task)
+``osworld_task``       function  the :class:`~pytest_osworld.task.Task` of the item
+``osworld_recorder``   function  the task's results folder writer
+``osworld_env``        function  the environment restored to its snapshot
+``osworld_context``    function  the environment after the task's setup steps
+=====================  ========  =======================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_osworld.agent import AGENTS, Agent, AgentConfig
+from pytest_osworld.assets import AssetCache
+from pytest_osworld.context import TaskContext
+from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
+from pytest_osworld.providers import PROVIDERS
+from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
+from pytest_osworld.registry import load_entry_point
+from pytest_osworld.report.results import TaskRecorder
+from pytest_osworld.settings import Settings
+from pytest_osworld.setup_steps import run_steps
+from pytest_osworld.task import Task
+
+SETTINGS_KEY = pytest.StashKey[Settings]()
+NO_AGENT = (
+    "no agent chosen: OSWorld tasks need --agent NAME (or module:attr). Available agents: {names}"
+)
+
+
+def worker_id(config: pytest.Config) -> str:
+    """The xdist worker id (``gw0``...) or ``main`` without xdist."""
+    workerinput = getattr(config, "workerinput", None)
+    return str(workerinput["workerid"]) if workerinput else "main"
+
+
+@pytest.fixture(scope="session")
+def osworld_settings(pytestconfig: pytest.Config) -> Settings:
+    """The run's resolved settings (options and ini values)."""
+    return pytestconfig.stash[SETTINGS_KEY]
+
+
+@pytest.fixture(scope="session")
+def osworld_assets(osworld_settings: Settings) -> AssetCache:
+    """The asset cache every download and gold file goes through."""
+    return AssetCache(osworld_settings.asset_cache, offline=osworld_settings.offline)
+
+
+@pytest.fixture(scope="session")
+def osworld_provider(pytestconfig: pytest.Config, osworld_settings: Settings) -> Iterator[Provider]:
+    """This worker's provider, started once per session and stopped at the end."""
+    factory = PROVIDERS.get(osworld_settings.provider)
+    work_dir = os.path.join(str(osworld_settings.results_dir), ".providers", worker_id(pytestconfig))
+    config = ProviderConfig(
+        worker_id=worker_id(pytestconfig),
+        options=dict(osworld_settings.provider_args),
+        work_dir=work_dir,
+    )
+    provider = factory(config)
+    provider.start()
+    try:
+        yield provider
+    finally:
+        try:
+            provider.stop()
+        except EnvironmentFailure as exc:
+            pytestconfig.get_terminal_writer().line(f"osworld: stopping the provider failed: {exc}")
+
+
+@pytest.fixture(scope="session")
+def osworld_agent(osworld_settings: Settings) -> Iterator[Agent]:
+    """The agent of ``--agent``, built once per worker; ``run_episode`` resets it per task."""
+    name = osworld_settings.agent
+    if not name:
+        raise pytest.UsageError(NO_AGENT.format(names=", ".join(AGENTS.names())))
+    factory = load_entry_point(name) if ":" in name else AGENTS.get(name)
+    config = AgentConfig(
+        name=name,
+        model=osworld_settings.model,
+        args=dict(osworld_settings.agent_args),
+        observation_type=osworld_settings.observation_type,
+        action_space=osworld_settings.action_space,
+    )
+    agent = factory(config)  # type: ignore[operator]
+    yield agent
+    close = getattr(agent, "close", None)
+    if callable(close):
+        close()
+
+
+@pytest.fixture
+def osworld_task(request: pytest.FixtureRequest) -> Task:
+    """The task of the current item."""
+    task = getattr(request.node, "task", None)
+    if not isinstance(task, Task):
+        raise pytest.UsageError("osworld_task is only available to OSWorld task items")
+    return task
+
+
+@pytest.fixture
+def osworld_recorder(osworld_settings: Settings, osworld_task: Task) -> TaskRecorder:
+    """The results folder of this task, in OSWorld's layout."""
+    s = osworld_settings
+    return TaskRecorder(s.results_dir, s.action_space, s.observation_type,
+                        s.model or s.agent or "agent", osworld_task.domain, osworld_task.id)
+
+
+def check_assets_available(task: Task, assets: AssetCache) -> None:
+    """Offline runs skip a task whose assets are not cached, before touching the desktop."""
+    if not assets.offline:
+        return
+    urls = [f["url"] for step in task.config if step.type == "download" for f in step.parameters.get("files", [])]
+    urls += [
+        url
+        for getter in task.evaluator.getters()
+        if getter.type == "cloud_file"
+        for url in (getter.config["path"] if isinstance(getter.config.get("path"), list) else [getter.config.get("path")])
+    ]
+    for url in urls:
+        if isinstance(url, str) and not assets.is_cached(url, task.path.parent):
+            assets.fetch(url, task.path.parent)  # raises AssetMissing with the URL named
+
+
+@pytest.fixture
+def osworld_env(osworld_provider: Provider, osworld_task: Task, osworld_assets: AssetCache) -> Environment:
+    """The environment restored to the task's snapshot and ready (an ERROR if it breaks)."""
+    try:
+        check_assets_available(osworld_task, osworld_assets)
+    except NeedsCapability as exc:
+        pytest.skip(str(exc))
+    return osworld_provider.restore(osworld_task.snapshot or "init_state")
+
+
+@pytest.fixture
+def osworld_context(
+    osworld_env: Environment,
+    osworld_task: Task,
+    osworld_assets: AssetCache,
+    osworld_recorder: TaskRecorder,
+) -> TaskContext:
+    """The environment after the task's ``config`` setup steps have run."""
+    ctx = TaskContext(
+        task=osworld_task,
+        guest=osworld_env.guest,
+        assets=osworld_assets,
+        work_dir=osworld_recorder.work_dir(),
+        client_password=osworld_env.client_password,
+        screen_size=osworld_env.screen_size,
+    )
+    try:
+        run_steps(ctx, osworld_task.config)
+    except NeedsCapability as exc:
+        pytest.skip(str(exc))
+    osworld_recorder.initial_screenshot(ctx.guest.screenshot())
+    return ctx

@@ -1,0 +1,272 @@
+"""The pytest plugin: options, collection, outcomes, JUnit properties and the summary."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_osworld import __version__, hookspecs
+from pytest_osworld.agent import AGENTS
+from pytest_osworld.collect import TaskFailed, TaskFile, TaskItem, is_task_file, plain_failure
+from pytest_osworld.errors import AgentFailure, EnvironmentFailure, OSWorldError
+from pytest_osworld.fixtures import (  # noqa: F401  (fixtures are found by name)
+    NO_AGENT,
+    SETTINGS_KEY,
+    osworld_agent,
+    osworld_assets,
+    osworld_context,
+    osworld_env,
+    osworld_provider,
+    osworld_recorder,
+    osworld_settings,
+    osworld_task,
+)
+from pytest_osworld.providers import PROVIDERS
+from pytest_osworld.report.summary import TaskRecord, summarize
+from pytest_osworld.settings import Settings, add_options, resolve
+
+DOMAINS = (
+    "chrome", "gimp", "libreoffice_calc", "libreoffice_impress", "libreoffice_writer",
+    "multi_apps", "os", "thunderbird", "vlc", "vs_code",
+)
+KNOWN_BROKEN_KEY = pytest.StashKey[dict[str, str]]()
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Declare ``pytest_osworld_step`` and ``pytest_osworld_task_result``."""
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the ``osworld`` option group and its ini twins."""
+    add_options(parser)
+
+
+def load_known_broken(path: Path | None) -> dict[str, str]:
+    """``<task id>: reason`` lines (``#`` comments allowed) -> {task id: reason}."""
+    if path is None:
+        return {}
+    broken: dict[str, str] = {}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        task_id, sep, reason = text.partition(":")
+        if not sep or not reason.strip():
+            raise pytest.UsageError(f"{path}:{number}: expected '<task id>: reason', got {line!r}")
+        broken[task_id.strip()] = reason.strip()
+    return broken
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Resolve the settings, register markers, and keep going past broken task files."""
+    settings = resolve(config)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput and "osworld_results_dir" in workerinput:
+        settings = _with_results_dir(settings, Path(workerinput["osworld_results_dir"]))
+    config.stash[SETTINGS_KEY] = settings
+    config.stash[KNOWN_BROKEN_KEY] = load_known_broken(settings.known_broken)
+    if settings.agent and ":" not in settings.agent and settings.agent not in AGENTS:
+        suggestion = AGENTS.suggest(settings.agent)
+        hint = f"did you mean {suggestion!r}? " if suggestion else ""
+        raise pytest.UsageError(
+            f"--agent={settings.agent!r} ({settings.sources['agent']}): unknown agent; {hint}"
+            f"available: {', '.join(AGENTS.names())}, or module:attr"
+        )
+    if settings.provider not in PROVIDERS:
+        suggestion = PROVIDERS.suggest(settings.provider)
+        hint = f"did you mean {suggestion!r}? " if suggestion else ""
+        raise pytest.UsageError(
+            f"--provider={settings.provider!r} ({settings.sources['provider']}): unknown provider; "
+            f"{hint}available: {', '.join(PROVIDERS.names())}"
+        )
+    # A broken task file is a collection error for that file only: the run goes on.
+    config.option.continue_on_collection_errors = True
+    for line in (
+        "osworld: an OSWorld task",
+        "app(name): the task uses this app (from related_apps)",
+        "snapshot(name): the task's snapshot label",
+        "infeasible: the correct answer is FAIL",
+        "proxy: the task asks for a proxy",
+        *(f"{domain}: OSWorld domain {domain}" for domain in DOMAINS),
+    ):
+        config.addinivalue_line("markers", line)
+    if getattr(config, "workerinput", None) is None:
+        config.pluginmanager.register(SummaryPlugin(settings), "osworld-summary")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(settings), "osworld-xdist")
+
+
+def _with_results_dir(settings: Settings, results_dir: Path) -> Settings:
+    from dataclasses import replace
+
+    return replace(settings, results_dir=results_dir)
+
+
+class _XdistHooks:
+    """Hands the controller's results folder to every worker."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def pytest_configure_node(self, node: Any) -> None:
+        """Give the worker the controller's results folder (one run, one folder)."""
+        node.workerinput["osworld_results_dir"] = str(self.settings.results_dir)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Show the active settings."""
+    settings = config.stash[SETTINGS_KEY]
+    return [f"pytest-osworld {__version__}", *settings.header_lines()]
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Never collect inside the results folder."""
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is not None and collection_path == settings.results_dir.parent and collection_path.name == "results":
+        return True
+    return None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> TaskFile | None:
+    """Collect OSWorld task JSON files; other JSON files are left alone."""
+    if file_path.suffix != ".json":
+        return None
+    if not is_task_file(file_path, explicit=parent.session.isinitpath(file_path)):
+        return None
+    return TaskFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+
+
+def _load_manifest(path: Path) -> set[tuple[str, str]]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise pytest.UsageError(f"--manifest {path}: cannot read it: {exc}") from exc
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise pytest.UsageError(f"--manifest {path}: expected an object of domain -> list of task ids")
+    return {(str(domain), str(task_id)) for domain, ids in data.items() for task_id in ids}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """Apply ``--manifest`` and ``--known-broken``; order tasks; demand an agent to run them."""
+    settings = config.stash[SETTINGS_KEY]
+    if settings.manifest is not None:
+        wanted = _load_manifest(settings.manifest)
+        keep, drop = [], []
+        for item in items:
+            if isinstance(item, TaskItem) and (item.task.domain, item.task.id) not in wanted:
+                drop.append(item)
+            else:
+                keep.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+    broken = config.stash[KNOWN_BROKEN_KEY]
+    for item in items:
+        if isinstance(item, TaskItem) and item.task.id in broken:
+            item.add_marker(pytest.mark.xfail(reason=f"known broken: {broken[item.task.id]}", strict=True))
+    tasks = [item for item in items if isinstance(item, TaskItem)]
+    if tasks and not settings.agent and not config.option.collectonly:
+        raise pytest.UsageError(NO_AGENT.format(names=", ".join(AGENTS.names())))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Mark each task's reports with plain OSWorld data; a broken environment is an ERROR."""
+    report = yield
+    if not isinstance(item, TaskItem):
+        return report
+    excinfo = call.excinfo
+    if excinfo is not None and report.failed and isinstance(excinfo.value, OSWorldError | TaskFailed):
+        report.longrepr = plain_failure(str(excinfo.value), str(item.path))
+    if (
+        call.when == "call"
+        and excinfo is not None
+        and isinstance(excinfo.value, EnvironmentFailure | AgentFailure)
+    ):
+        # The episode ran in the call phase, but the environment (or the agent's API)
+        # broke: that is an ERROR, never a FAIL. pytest counts failed non-call reports
+        # as errors, in the terminal, in JUnit and under xdist alike.
+        report.when = "setup"
+    data: dict[str, Any] = {
+        "domain": item.task.domain,
+        "task_id": item.task.id,
+        "infeasible": item.task.infeasible,
+    }
+    if item.osworld_result is not None:
+        data["score"] = item.osworld_result["score"]
+        data["outcome"] = item.osworld_result["outcome"]
+    report.osworld = data  # type: ignore[attr-defined]
+    return report
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Put the task's identity into the JUnit properties before anything can fail."""
+    if not isinstance(item, TaskItem):
+        return
+    settings = item.config.stash[SETTINGS_KEY]
+    for name, value in (
+        ("domain", item.task.domain),
+        ("task_id", item.task.id),
+        ("agent", settings.agent or ""),
+        ("model", settings.model or ""),
+        ("provider", settings.provider),
+        ("max_steps", settings.max_steps),
+        ("task_sha256", item.task.sha256),
+        ("plugin_version", __version__),
+    ):
+        item.user_properties.append((name, value))
+
+
+class SummaryPlugin:
+    """Keeps each task's final outcome (on the xdist controller too) and prints the summary."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.records: dict[str, TaskRecord] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Record the outcome carried by a task's report."""
+        data = getattr(report, "osworld", None)
+        outcome = _outcome_of(report)
+        if not isinstance(data, dict) or outcome is None:
+            return
+        previous = self.records.get(report.nodeid)
+        if previous is not None and previous.outcome != "passed" and outcome == "passed":
+            return
+        score = data.get("score")
+        self.records[report.nodeid] = TaskRecord(
+            nodeid=report.nodeid,
+            domain=str(data["domain"]),
+            outcome=outcome,
+            score=float(score) if score is not None else (previous.score if previous else None),
+            infeasible=bool(data["infeasible"]),
+        )
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Print success rate and mean score overall, per category, domain and feasibility."""
+        lines = summarize(self.records.values())
+        if not lines:
+            return
+        terminalreporter.section("OSWorld summary")
+        for line in lines:
+            terminalreporter.line(line)
+        terminalreporter.line(f"results: {self.settings.results_dir}")
+
+
+def _outcome_of(report: pytest.TestReport) -> str | None:
+    if hasattr(report, "wasxfail"):
+        return "xpassed" if report.passed else "xfailed"
+    if report.skipped:
+        return "skipped"
+    if report.failed:
+        return "error" if report.when != "call" else "failed"
+    if report.when == "call":
+        return "passed"
+    return None

@@ -1,0 +1,90 @@
+"""The provider contract: one environment per xdist worker, restored before each task.
+
+A provider's public methods wrap ``_impl`` methods: they add the provider's name and
+logs to errors and re-raise them as :class:`~pytest_osworld.errors.EnvironmentFailure`,
+so a broken environment is always an ERROR with its reason.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
+from pytest_osworld.guest_api import Guest
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """What every provider is given: worker identity, screen, options and directories."""
+
+    worker_id: str
+    screen_size: tuple[int, int] = (1920, 1080)
+    options: dict[str, str] = field(default_factory=dict)
+    work_dir: str = ""
+    network: bool = False
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A desktop environment ready for one task: its guest and a description."""
+
+    guest: Guest
+    name: str
+    description: str
+    client_password: str = "password"
+    screen_size: tuple[int, int] = (1920, 1080)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Provider(ABC):
+    """Owns one environment for the session and restores it before every task."""
+
+    #: The provider's registry name, e.g. ``local``.
+    name: str = ""
+
+    def __init__(self, config: ProviderConfig) -> None:
+        self.config = config
+
+    def start(self) -> None:
+        """Bring the environment up once per session (image build, boot) under a lock."""
+        self._wrap("start", self._start_impl)
+
+    def restore(self, snapshot: str) -> Environment:
+        """Restore the environment to ``snapshot`` and return it once it is ready."""
+        result: Environment = self._wrap("restore", lambda: self._restore_impl(snapshot))
+        return result
+
+    def stop(self) -> None:
+        """Tear the environment down (errors here are logged by the caller, not raised)."""
+        self._wrap("stop", self._stop_impl)
+
+    def describe(self) -> str:
+        """One line for the report header: provider, image, screen."""
+        return self.name
+
+    def logs(self) -> str:
+        """Recent logs of the environment, appended to errors. Empty when there are none."""
+        return ""
+
+    def _wrap(self, phase: str, func: Any) -> Any:
+        try:
+            return func()
+        except (EnvironmentFailure, NeedsCapability):
+            raise
+        except Exception as exc:
+            logs = self.logs()
+            tail = f"\n--- {self.name} logs ---\n{logs}" if logs else ""
+            raise EnvironmentFailure(
+                f"provider {self.name!r} failed to {phase}: {type(exc).__name__}: {exc}{tail}"
+            ) from exc
+
+    @abstractmethod
+    def _start_impl(self) -> None: ...
+
+    @abstractmethod
+    def _restore_impl(self, snapshot: str) -> Environment: ...
+
+    @abstractmethod
+    def _stop_impl(self) -> None: ...

@@ -1,0 +1,1 @@
+"""Results on disk, the terminal summary and (later) the HTML report."""

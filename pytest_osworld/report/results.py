@@ -1,0 +1,109 @@
+"""The results directory, in OSWorld's layout, written as the run goes.
+
+``<results>/<action_space>/<observation_type>/<model>/<domain>/<task_id>/`` holds
+``traj.jsonl`` (one line per step, appended and flushed at once), ``step_N.png``,
+``result.txt`` (the score, as OSWorld writes it) and ``result.json`` (ours).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_osworld.errors import OSWorldError
+from pytest_osworld.runner import StepRecord
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_component(text: str) -> str:
+    """``text`` made safe as one path component (no separators, no ``..``)."""
+    cleaned = _SAFE.sub("_", text).strip("._") or "_"
+    return cleaned[:120]
+
+
+@dataclass
+class TaskResult:
+    """Everything known about one task's run, as plain data."""
+
+    task_id: str
+    domain: str
+    nodeid: str
+    outcome: str  # passed | failed | eval_error | error | skipped
+    score: float | None
+    threshold: float
+    end_reason: str | None
+    steps: int
+    max_steps: int
+    duration_s: float
+    infeasible: bool
+    reason: str = ""
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    evaluator_inputs: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-safe dict."""
+        return dict(self.__dict__)
+
+
+class TaskRecorder:
+    """Writes one task's folder: the trajectory step by step, then the result."""
+
+    def __init__(self, root: Path, action_space: str, observation_type: str, model: str,
+                 domain: str, task_id: str) -> None:
+        self.dir = root.joinpath(
+            safe_component(action_space), safe_component(observation_type), safe_component(model),
+            safe_component(domain), safe_component(task_id),
+        )
+        if not self.dir.resolve().is_relative_to(root.resolve()):
+            raise OSWorldError(f"results folder for task {task_id!r} would escape {root}")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.traj = self.dir / "traj.jsonl"
+        self.traj.write_text("")
+        for stale in ("result.txt", "result.json"):
+            (self.dir / stale).unlink(missing_ok=True)
+        self.last_screenshot: Path | None = None
+
+    def work_dir(self) -> Path:
+        """Where getters put the files they fetch (kept for re-scoring)."""
+        path = self.dir / "eval_inputs"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def step(self, record: StepRecord) -> None:
+        """Append one step to ``traj.jsonl`` and write its screenshot."""
+        line = record.to_json()
+        if record.screenshot:
+            name = f"step_{record.index}.png"
+            (self.dir / name).write_bytes(record.screenshot)
+            self.last_screenshot = self.dir / name
+            line["screenshot_file"] = name
+        with self.traj.open("a") as handle:
+            handle.write(json.dumps(line) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def initial_screenshot(self, png: bytes | None) -> None:
+        """Keep the screen as it was before the first step."""
+        if png:
+            (self.dir / "step_0.png").write_bytes(png)
+            self.last_screenshot = self.last_screenshot or self.dir / "step_0.png"
+
+    def error(self, message: str) -> None:
+        """Record an error in the trajectory, as OSWorld does."""
+        with self.traj.open("a") as handle:
+            handle.write(json.dumps({"Error": message}) + "\n")
+
+    def finish(self, result: TaskResult) -> None:
+        """Write ``result.json`` always, and ``result.txt`` when there is a score."""
+        tmp = self.dir / "result.json.tmp"
+        tmp.write_text(json.dumps(result.to_json(), indent=2, default=str))
+        os.replace(tmp, self.dir / "result.json")
+        if result.score is not None:
+            (self.dir / "result.txt").write_text(f"{result.score}\n")

@@ -1,0 +1,109 @@
+"""The terminal summary: success rate and mean score overall, per domain and per category.
+
+Every task that ran counts in the denominator of its group; errors and skips are shown
+apart and count as 0 in the success rate (a crash is never a silent absence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+#: The paper's categories by domain.
+CATEGORIES: dict[str, str] = {
+    "os": "OS",
+    "libreoffice_calc": "Office",
+    "libreoffice_impress": "Office",
+    "libreoffice_writer": "Office",
+    "chrome": "Daily",
+    "vlc": "Daily",
+    "thunderbird": "Daily",
+    "vs_code": "Professional",
+    "gimp": "Professional",
+    "multi_apps": "Workflow",
+}
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One task's final state, as the summary needs it."""
+
+    nodeid: str
+    domain: str
+    outcome: str  # passed | failed | error | skipped | xfailed | xpassed
+    score: float | None
+    infeasible: bool
+
+
+@dataclass
+class Group:
+    """Counts for one row of the summary."""
+
+    name: str
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    xfailed: int = 0
+    score_sum: float = 0.0
+    scored: int = 0
+    members: list[str] = field(default_factory=list)
+
+    def add(self, record: TaskRecord) -> None:
+        """Count ``record`` in this group."""
+        self.total += 1
+        if record.outcome == "passed":
+            self.passed += 1
+        elif record.outcome == "failed":
+            self.failed += 1
+        elif record.outcome == "error":
+            self.errors += 1
+        elif record.outcome == "skipped":
+            self.skipped += 1
+        elif record.outcome in ("xfailed", "xpassed"):
+            self.xfailed += 1
+        if record.outcome in ("passed", "failed", "error"):
+            self.scored += 1
+            self.score_sum += record.score or 0.0
+
+    @property
+    def ran(self) -> int:
+        """Tasks that ran to a verdict or broke (skips and known-broken excluded)."""
+        return self.passed + self.failed + self.errors
+
+    def row(self) -> str:
+        """One formatted line."""
+        rate = f"{100.0 * self.passed / self.ran:5.1f}%" if self.ran else "    -"
+        mean = f"{self.score_sum / self.scored:.3f}" if self.scored else "  -  "
+        return (
+            f"  {self.name:<22} {rate}  mean {mean}  "
+            f"({self.passed}/{self.ran} passed, {self.failed} failed, {self.errors} errors, "
+            f"{self.skipped} skipped{f', {self.xfailed} xfail' if self.xfailed else ''})"
+        )
+
+
+def summarize(records: Iterable[TaskRecord]) -> list[str]:
+    """The summary lines for a set of task records."""
+    records = list(records)
+    if not records:
+        return []
+    overall = Group("overall")
+    domains: dict[str, Group] = {}
+    categories: dict[str, Group] = {}
+    feasibility = {"feasible": Group("feasible"), "infeasible": Group("infeasible")}
+    for record in records:
+        overall.add(record)
+        domains.setdefault(record.domain, Group(record.domain)).add(record)
+        category = CATEGORIES.get(record.domain, "Other")
+        categories.setdefault(category, Group(category)).add(record)
+        feasibility["infeasible" if record.infeasible else "feasible"].add(record)
+    lines = ["success rate (passed / ran; errors count as failures) and mean score:", overall.row()]
+    lines.append("by category:")
+    order = ["OS", "Office", "Daily", "Professional", "Workflow", "Other"]
+    lines += [categories[c].row() for c in order if c in categories]
+    lines.append("by domain:")
+    lines += [domains[d].row() for d in sorted(domains)]
+    lines.append("by feasibility:")
+    lines += [g.row() for g in feasibility.values() if g.total]
+    return lines

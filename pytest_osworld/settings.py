@@ -1,0 +1,215 @@
+"""Run settings: command-line options with ini twins, resolved and validated once.
+
+Precedence is ini < command line. Every bad value raises ``pytest.UsageError`` naming
+the value, where it came from and what is accepted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from pytest_osworld.assets import default_cache_dir
+
+OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
+ACTION_SPACES = ("pyautogui", "computer_13")
+
+BAD_VALUE = "{name}={value!r} ({source}): {problem}"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its command-line flag, ini name, default and help."""
+
+    dest: str
+    flag: str
+    ini: str
+    help: str
+    default: Any = None
+    kind: str = "string"  # string | bool | args
+    metavar: str | None = None
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("agent", "--agent", "osworld_agent", "agent to run: a registered name or module:attr", metavar="NAME"),
+    Option("agent_args", "--agent-arg", "osworld_agent_args", "agent option key=value (repeatable)", kind="args", metavar="KEY=VALUE"),
+    Option("model", "--model", "osworld_model", "model name passed to model agents", metavar="MODEL"),
+    Option("provider", "--provider", "osworld_provider", "where desktops come from: local (default), vagrant, remote", "local", metavar="NAME"),
+    Option("provider_args", "--provider-arg", "osworld_provider_args", "provider option key=value (repeatable)", kind="args", metavar="KEY=VALUE"),
+    Option("max_steps", "--max-steps", "osworld_max_steps", "agent calls per task (default 15)", "15", metavar="N"),
+    Option("task_timeout", "--task-timeout", "osworld_task_timeout", "wall-clock budget of one episode in seconds (default 3600)", "3600", metavar="SECONDS"),
+    Option("observation_type", "--observation-type", "osworld_observation_type", f"one of {', '.join(OBSERVATION_TYPES)} (default screenshot)", "screenshot", metavar="TYPE"),
+    Option("action_space", "--action-space", "osworld_action_space", f"one of {', '.join(ACTION_SPACES)} (default pyautogui)", "pyautogui", metavar="SPACE"),
+    Option("results_dir", "--results-dir", "osworld_results_dir", "where trajectories and results go (default results/<UTC time>)", metavar="DIR"),
+    Option("asset_cache", "--asset-cache", "osworld_asset_cache", f"asset cache folder (default {default_cache_dir()})", metavar="DIR"),
+    Option("pass_threshold", "--pass-threshold", "osworld_pass_threshold", "score a task needs to pass (default 1.0)", "1.0", metavar="SCORE"),
+    Option("offline", "--offline", "osworld_offline", "never download assets: tasks whose assets are not cached are skipped", False, kind="bool"),
+    Option("manifest", "--manifest", "osworld_manifest", "run only the tasks listed in an OSWorld manifest such as test_small.json", metavar="FILE"),
+    Option("known_broken", "--known-broken", "osworld_known_broken", "file of known-broken tasks ('<task id>: reason' per line), run as strict xfail", metavar="FILE"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved settings of a run (plain values, safe to pass to workers)."""
+
+    agent: str | None
+    agent_args: dict[str, str]
+    model: str | None
+    provider: str
+    provider_args: dict[str, str]
+    max_steps: int
+    task_timeout: float
+    observation_type: str
+    action_space: str
+    results_dir: Path
+    asset_cache: Path
+    pass_threshold: float
+    offline: bool
+    manifest: Path | None
+    known_broken: Path | None
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def header_lines(self) -> list[str]:
+        """The active settings, for the report header."""
+        model = f" model={self.model}" if self.model else ""
+        return [
+            f"osworld: agent={self.agent or '(none)'}{model} provider={self.provider} "
+            f"observation={self.observation_type} actions={self.action_space} "
+            f"max_steps={self.max_steps} pass>={self.pass_threshold:g}"
+            + (" offline" if self.offline else ""),
+            f"osworld: results={self.results_dir} asset_cache={self.asset_cache}",
+        ]
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register the ``osworld`` option group and the ini twins."""
+    group = parser.getgroup("osworld", "OSWorld tasks (pytest-osworld)")
+    for opt in OPTIONS:
+        if opt.kind == "bool":
+            group.addoption(opt.flag, action="store_true", dest=opt.dest, default=None, help=opt.help)
+            parser.addini(opt.ini, opt.help, type="bool", default=opt.default)
+        elif opt.kind == "args":
+            group.addoption(opt.flag, action="append", dest=opt.dest, default=None, metavar=opt.metavar, help=opt.help)
+            parser.addini(opt.ini, opt.help, type="linelist", default=[])
+        else:
+            group.addoption(opt.flag, action="store", dest=opt.dest, default=None, metavar=opt.metavar, help=opt.help)
+            parser.addini(opt.ini, opt.help, default=opt.default)
+
+
+def _raw(config: pytest.Config, opt: Option) -> tuple[Any, str]:
+    """The value of ``opt`` and where it came from."""
+    value = config.getoption(opt.dest)
+    if value is not None:
+        return value, f"command line {opt.flag}"
+    ini = config.getini(opt.ini)
+    if opt.kind == "args":
+        return list(ini or []), f"ini {opt.ini}"
+    if ini not in (None, "", []):
+        return ini, f"ini {opt.ini}"
+    return opt.default, "default"
+
+
+def _parse(opt: Option, value: Any, source: str, convert: Callable[[Any], T], problem: str) -> T:
+    try:
+        return convert(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(
+            BAD_VALUE.format(name=opt.flag, value=value, source=source, problem=problem)
+        ) from None
+
+
+def _positive_int(value: Any) -> int:
+    number = int(value)
+    if number < 1:
+        raise ValueError
+    return number
+
+
+def _positive_float(value: Any) -> float:
+    number = float(value)
+    if not number > 0:
+        raise ValueError
+    return number
+
+
+def _threshold(value: Any) -> float:
+    number = float(value)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError
+    return number
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        if value not in choices:
+            raise ValueError
+        return str(value)
+
+    return convert
+
+
+def _pairs(value: Any) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in value:
+        key, sep, val = str(item).partition("=")
+        if not sep or not key.strip():
+            raise ValueError
+        pairs[key.strip()] = val
+    return pairs
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Read and validate every option; raise ``pytest.UsageError`` on a bad value."""
+    by_dest = {opt.dest: opt for opt in OPTIONS}
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for opt in OPTIONS:
+        values[opt.dest], sources[opt.dest] = _raw(config, opt)
+
+    def get(dest: str, convert: Callable[[Any], T], problem: str) -> T:
+        return _parse(by_dest[dest], values[dest], sources[dest], convert, problem)
+
+    rootdir = Path(str(config.rootpath))
+    results = values["results_dir"]
+    if results:
+        results_dir = Path(results)
+    else:
+        results_dir = rootdir / "results" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    manifest = Path(values["manifest"]) if values["manifest"] else None
+    if manifest is not None and not manifest.is_file():
+        raise pytest.UsageError(
+            BAD_VALUE.format(name="--manifest", value=str(manifest), source=sources["manifest"],
+                             problem="no such file")
+        )
+    known = Path(values["known_broken"]) if values["known_broken"] else None
+    if known is not None and not known.is_file():
+        raise pytest.UsageError(
+            BAD_VALUE.format(name="--known-broken", value=str(known), source=sources["known_broken"],
+                             problem="no such file")
+        )
+    return Settings(
+        agent=values["agent"] or None,
+        agent_args=get("agent_args", _pairs, "expected key=value"),
+        model=values["model"] or None,
+        provider=str(values["provider"]),
+        provider_args=get("provider_args", _pairs, "expected key=value"),
+        max_steps=get("max_steps", _positive_int, "expected a positive whole number"),
+        task_timeout=get("task_timeout", _positive_float, "expected a positive number of seconds"),
+        observation_type=get("observation_type", _choice(OBSERVATION_TYPES), f"expected one of {', '.join(OBSERVATION_TYPES)}"),
+        action_space=get("action_space", _choice(ACTION_SPACES), f"expected one of {', '.join(ACTION_SPACES)}"),
+        results_dir=results_dir,
+        asset_cache=Path(values["asset_cache"]) if values["asset_cache"] else default_cache_dir(),
+        pass_threshold=get("pass_threshold", _threshold, "expected a number between 0 and 1"),
+        offline=bool(values["offline"]),
+        manifest=manifest,
+        known_broken=known,
+        sources=sources,
+    )

@@ -1,0 +1,61 @@
+"""Setup steps: one handler per OSWorld ``config``/``postconfig`` step type.
+
+A handler is ``handler(ctx: TaskContext, **parameters) -> None``; it raises on failure.
+The :func:`run_steps` driver names the step index and type in the error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pytest_osworld.context import TaskContext
+from pytest_osworld.errors import EnvironmentFailure, NeedsCapability, OSWorldError, SetupStepError
+from pytest_osworld.registry import Registry
+from pytest_osworld.task import Step
+
+StepHandler = Callable[..., None]
+
+#: Step types by OSWorld's names.
+SETUP_STEPS: Registry[StepHandler] = Registry("setup step type")
+_BASIC = "pytest_osworld.setup_steps.basic"
+for _name in (
+    "download",
+    "launch",
+    "open",
+    "execute",
+    "command",
+    "sleep",
+    "activate_window",
+    "close_window",
+    "upload_file",
+    "change_wallpaper",
+):
+    SETUP_STEPS.register(_name, f"{_BASIC}:{_name}_step")
+
+
+def run_steps(ctx: TaskContext, steps: Sequence[Step], phase: str = "setup") -> None:
+    """Run ``steps`` in order; the first failure raises with its index, type and cause.
+
+    In the ``setup`` phase failures are :class:`SetupStepError` (an ERROR); in
+    ``postconfig`` the caller turns them into evaluation errors.
+    """
+    total = len(steps)
+    for index, step in enumerate(steps, start=1):
+        handler = SETUP_STEPS.get(step.type)
+        try:
+            handler(ctx, **step.parameters)
+        except NeedsCapability:
+            raise
+        except TypeError as exc:
+            raise SetupStepError(index, total, step.type, f"bad parameters at {step.json_path}: {exc}") from exc
+        except (OSWorldError, OSError) as exc:
+            cause = str(exc) if isinstance(exc, EnvironmentFailure) else f"{type(exc).__name__}: {exc}"
+            raise SetupStepError(index, total, step.type, cause) from exc
+
+
+def handler_parameters(params: dict[str, Any], allowed: Sequence[str]) -> None:
+    """Raise ``TypeError`` naming unknown parameters (for handlers taking ``**extra``)."""
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise TypeError(f"unexpected parameters {unknown}; allowed: {list(allowed)}")

@@ -1,0 +1,98 @@
+"""The basic step types: files, processes, windows and waits."""
+
+from __future__ import annotations
+
+import shlex
+import time
+from typing import Any
+
+from pytest_osworld.context import TaskContext
+from pytest_osworld.errors import EnvironmentFailure
+
+
+def _command(ctx: TaskContext, command: list[str] | str, shell: bool | str) -> tuple[list[str] | str, bool]:
+    """Substitute placeholders and normalise OSWorld's ``shell`` (sometimes the string "true")."""
+    use_shell = shell is True or (isinstance(shell, str) and shell.lower() == "true")
+    if isinstance(command, str):
+        text = ctx.substitute(command)
+        return (text, True) if use_shell else (shlex.split(text), False)
+    return [ctx.substitute(part) for part in command], use_shell
+
+
+def download_step(ctx: TaskContext, files: list[dict[str, str]]) -> None:
+    """Put each ``{url, path}`` file into the environment, through the asset cache."""
+    for entry in files:
+        url, path = entry["url"], entry["path"]
+        local = ctx.assets.fetch(url, base_dir=ctx.task.path.parent)
+        ctx.guest.upload_file(path, local.read_bytes())
+
+
+def upload_file_step(ctx: TaskContext, local_path: str, path: str) -> None:
+    """Upload a file that lies beside the task file (or at an absolute host path)."""
+    source = ctx.assets.fetch(local_path, base_dir=ctx.task.path.parent)
+    ctx.guest.upload_file(path, source.read_bytes())
+
+
+def launch_step(ctx: TaskContext, command: list[str] | str, shell: bool | str = False) -> None:
+    """Start a program inside the environment without waiting for it."""
+    cmd, use_shell = _command(ctx, command, shell)
+    ctx.guest.launch(cmd, shell=use_shell)
+
+
+def execute_step(
+    ctx: TaskContext,
+    command: list[str] | str,
+    shell: bool | str = False,
+    stdout: str | None = None,
+    stderr: str | None = None,
+) -> None:
+    """Run a command inside the environment and wait; ``stdout``/``stderr`` name host files.
+
+    As in OSWorld, a non-zero exit code does not fail the step (tasks run commands that
+    may legitimately fail, such as ``pkill``); the output files let ``cache_file`` read it.
+    """
+    cmd, use_shell = _command(ctx, command, shell)
+    result = ctx.guest.execute(cmd, shell=use_shell)
+    for name, text in ((stdout, result.output), (stderr, result.error)):
+        if name:
+            target = ctx.work_dir / name
+            if not target.resolve().is_relative_to(ctx.work_dir.resolve()):
+                raise EnvironmentFailure(f"output file {name!r} escapes the task's work folder")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+
+
+def command_step(ctx: TaskContext, **params: Any) -> None:
+    """OSWorld's alias of ``execute``."""
+    execute_step(ctx, **params)
+
+
+def open_step(ctx: TaskContext, path: str) -> None:
+    """Open a file with its default app and wait for its window."""
+    ctx.guest.open_file(path)
+
+
+def sleep_step(ctx: TaskContext, seconds: float) -> None:
+    """Wait a fixed time (OSWorld uses at most 5 s at setup)."""
+    time.sleep(float(seconds))
+
+
+def activate_window_step(
+    ctx: TaskContext, window_name: str, strict: bool = False, by_class: bool = False
+) -> None:
+    """Raise and focus a window by title (or class)."""
+    ctx.guest.activate_window(window_name, strict=strict, by_class=by_class)
+
+
+def close_window_step(
+    ctx: TaskContext, window_name: str, strict: bool = False, by_class: bool = False
+) -> None:
+    """Close a window by title (or class)."""
+    ctx.guest.close_window(window_name, strict=strict, by_class=by_class)
+
+
+def change_wallpaper_step(ctx: TaskContext, path: str) -> None:
+    """Set the desktop wallpaper to an image inside the environment."""
+    ctx.guest.execute(
+        ["gsettings", "set", "org.gnome.desktop.background", "picture-uri", f"file://{path}"]
+    )
