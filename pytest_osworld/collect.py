@@ -28,7 +28,7 @@ from pytest_osworld.evaluators.getters import GETTERS
 from pytest_osworld.evaluators.metrics import METRICS
 from pytest_osworld.providers.base import Environment
 from pytest_osworld.report.results import TaskRecorder, TaskResult
-from pytest_osworld.runner import Budget, Episode, EndReason, run_episode
+from pytest_osworld.runner import Budget, EndReason, Episode, run_episode
 from pytest_osworld.settings import Settings
 from pytest_osworld.setup_steps import SETUP_STEPS
 from pytest_osworld.task import Task, load_task, looks_like_task
@@ -119,13 +119,11 @@ class TaskItem(pytest.Function):
         """The task file, not ``run_task``, as the location of failures."""
         return self.path, 0, f"osworld {self.task.nodename}"
 
-    def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
-    ) -> str | TerminalRepr:
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:  # type: ignore[override]
         """Our errors carry their whole explanation: show it, without a traceback."""
         if isinstance(excinfo.value, TaskFailed | OSWorldError):
             return plain_failure(str(excinfo.value), str(self.path))
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
 
 def plain_failure(text: str, path: str) -> ReprExceptionInfo:
@@ -156,15 +154,24 @@ def rerun_command(task: Task, settings: Settings) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def failure_text(result: TaskResult, task: Task, episode: Episode, evaluation: Evaluation,
-                 recorder: TaskRecorder, settings: Settings) -> str:
+def failure_text(
+    result: TaskResult,
+    task: Task,
+    episode: Episode,
+    evaluation: Evaluation,
+    recorder: TaskRecorder,
+    settings: Settings,
+) -> str:
     """The failure message of ARCHITECTURE.md section 5."""
     if evaluation.error:
         head = EVAL_ERROR_HEAD.format(reason=evaluation.error)
     else:
-        head = FAIL_HEAD.format(score=result.score or 0.0, threshold=result.threshold,
-                                reason=evaluation.first_reason())
-    instruction = task.instruction if len(task.instruction) <= 160 else task.instruction[:157] + "..."
+        head = FAIL_HEAD.format(
+            score=result.score or 0.0, threshold=result.threshold, reason=evaluation.first_reason()
+        )
+    instruction = (
+        task.instruction if len(task.instruction) <= 160 else task.instruction[:157] + "..."
+    )
     lines = [
         head,
         f"  instruction : {instruction}",
@@ -190,10 +197,17 @@ def trajectory_text(episode: Episode) -> str:
     """The step-by-step trajectory for the report section."""
     lines = []
     for step in episode.steps:
-        actions = "; ".join(
-            (a.code.strip().replace("\n", " | ")[:200] if a.kind == "code" else json.dumps(a.to_json()))
-            for a in step.actions
-        ) or "(no action)"
+        actions = (
+            "; ".join(
+                (
+                    a.code.strip().replace("\n", " | ")[:200]
+                    if a.kind == "code"
+                    else json.dumps(a.to_json())
+                )
+                for a in step.actions
+            )
+            or "(no action)"
+        )
         lines.append(f"step {step.index:>2} ({step.duration:.1f}s): {actions}")
         if step.thought:
             lines.append(f"         thought: {step.thought[:300]}")
@@ -201,7 +215,9 @@ def trajectory_text(episode: Episode) -> str:
             lines.append(f"         parse error: {step.parse_error}")
         for error in step.action_errors:
             lines.append(f"         action error: {error[:300]}")
-    lines.append(f"end: {episode.end_reason.value}" + (f" ({episode.error})" if episode.error else ""))
+    lines.append(
+        f"end: {episode.end_reason.value}" + (f" ({episode.error})" if episode.error else "")
+    )
     return "\n".join(lines)
 
 
@@ -227,8 +243,14 @@ def run_task(
 
     started = time.monotonic()
     try:
-        episode = run_episode(task, osworld_context.guest, osworld_agent, budget,
-                              observation_type=settings.observation_type, on_step=on_step)
+        episode = run_episode(
+            task,
+            osworld_context.guest,
+            osworld_agent,
+            budget,
+            observation_type=settings.observation_type,
+            on_step=on_step,
+        )
     except OSWorldError as exc:
         recorder.error(str(exc))
         raise
@@ -253,8 +275,11 @@ def run_task(
         infeasible=task.infeasible,
         reason=evaluation.first_reason(),
         metrics=[o.to_json() for o in evaluation.outcomes],
-        usage={"input_tokens": episode.usage.input_tokens, "output_tokens": episode.usage.output_tokens,
-               "cost_usd": round(episode.usage.cost_usd, 6)},
+        usage={
+            "input_tokens": episode.usage.input_tokens,
+            "output_tokens": episode.usage.output_tokens,
+            "cost_usd": round(episode.usage.cost_usd, 6),
+        },
         provenance={
             "task_file": str(task.path),
             "task_sha256": task.sha256,

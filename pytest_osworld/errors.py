@@ -30,7 +30,8 @@ class UnknownNameError(OSWorldError):
         self.kind = kind
         self.name = name
         self.suggestion = suggestion
-        hint = f"did you mean {suggestion!r}?" if suggestion else f"known: {', '.join(known)}"
+        shown = ", ".join(known[:12]) + (f", ... ({len(known)} in all)" if len(known) > 12 else "")
+        hint = f"did you mean {suggestion!r}?" if suggestion else f"known: {shown}"
         super().__init__(f"unknown {kind} {name!r}; {hint}")
 
 

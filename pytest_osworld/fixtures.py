@@ -61,7 +61,9 @@ def osworld_assets(osworld_settings: Settings) -> AssetCache:
 def osworld_provider(pytestconfig: pytest.Config, osworld_settings: Settings) -> Iterator[Provider]:
     """This worker's provider, started once per session and stopped at the end."""
     factory = PROVIDERS.get(osworld_settings.provider)
-    work_dir = os.path.join(str(osworld_settings.results_dir), ".providers", worker_id(pytestconfig))
+    work_dir = os.path.join(
+        str(osworld_settings.results_dir), ".providers", worker_id(pytestconfig)
+    )
     config = ProviderConfig(
         worker_id=worker_id(pytestconfig),
         options=dict(osworld_settings.provider_args),
@@ -112,20 +114,35 @@ def osworld_task(request: pytest.FixtureRequest) -> Task:
 def osworld_recorder(osworld_settings: Settings, osworld_task: Task) -> TaskRecorder:
     """The results folder of this task, in OSWorld's layout."""
     s = osworld_settings
-    return TaskRecorder(s.results_dir, s.action_space, s.observation_type,
-                        s.model or s.agent or "agent", osworld_task.domain, osworld_task.id)
+    return TaskRecorder(
+        s.results_dir,
+        s.action_space,
+        s.observation_type,
+        s.model or s.agent or "agent",
+        osworld_task.domain,
+        osworld_task.id,
+    )
 
 
 def check_assets_available(task: Task, assets: AssetCache) -> None:
     """Offline runs skip a task whose assets are not cached, before touching the desktop."""
     if not assets.offline:
         return
-    urls = [f["url"] for step in task.config if step.type == "download" for f in step.parameters.get("files", [])]
+    urls = [
+        f["url"]
+        for step in task.config
+        if step.type == "download"
+        for f in step.parameters.get("files", [])
+    ]
     urls += [
         url
         for getter in task.evaluator.getters()
         if getter.type == "cloud_file"
-        for url in (getter.config["path"] if isinstance(getter.config.get("path"), list) else [getter.config.get("path")])
+        for url in (
+            getter.config["path"]
+            if isinstance(getter.config.get("path"), list)
+            else [getter.config.get("path")]
+        )
     ]
     for url in urls:
         if isinstance(url, str) and not assets.is_cached(url, task.path.parent):
@@ -133,7 +150,9 @@ def check_assets_available(task: Task, assets: AssetCache) -> None:
 
 
 @pytest.fixture
-def osworld_env(osworld_provider: Provider, osworld_task: Task, osworld_assets: AssetCache) -> Environment:
+def osworld_env(
+    osworld_provider: Provider, osworld_task: Task, osworld_assets: AssetCache
+) -> Environment:
     """The environment restored to the task's snapshot and ready (an ERROR if it breaks)."""
     try:
         check_assets_available(osworld_task, osworld_assets)

@@ -65,7 +65,9 @@ class Guest(Protocol):
         """Open a file with its default app and wait until its window shows."""
         ...
 
-    def activate_window(self, window_name: str, strict: bool = False, by_class: bool = False) -> None:
+    def activate_window(
+        self, window_name: str, strict: bool = False, by_class: bool = False
+    ) -> None:
         """Raise and focus the window whose title (or class) matches."""
         ...
 

@@ -30,8 +30,16 @@ from pytest_osworld.report.summary import TaskRecord, summarize
 from pytest_osworld.settings import Settings, add_options, resolve
 
 DOMAINS = (
-    "chrome", "gimp", "libreoffice_calc", "libreoffice_impress", "libreoffice_writer",
-    "multi_apps", "os", "thunderbird", "vlc", "vs_code",
+    "chrome",
+    "gimp",
+    "libreoffice_calc",
+    "libreoffice_impress",
+    "libreoffice_writer",
+    "multi_apps",
+    "os",
+    "thunderbird",
+    "vlc",
+    "vs_code",
 )
 KNOWN_BROKEN_KEY = pytest.StashKey[dict[str, str]]()
 
@@ -127,7 +135,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Never collect inside the results folder."""
     settings = config.stash.get(SETTINGS_KEY, None)
-    if settings is not None and collection_path == settings.results_dir.parent and collection_path.name == "results":
+    if (
+        settings is not None
+        and collection_path == settings.results_dir.parent
+        and collection_path.name == "results"
+    ):
         return True
     return None
 
@@ -138,7 +150,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> TaskFile |
         return None
     if not is_task_file(file_path, explicit=parent.session.isinitpath(file_path)):
         return None
-    return TaskFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+    return TaskFile.from_parent(parent, path=file_path)
 
 
 def _load_manifest(path: Path) -> set[tuple[str, str]]:
@@ -147,13 +159,16 @@ def _load_manifest(path: Path) -> set[tuple[str, str]]:
     except (OSError, json.JSONDecodeError) as exc:
         raise pytest.UsageError(f"--manifest {path}: cannot read it: {exc}") from exc
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        raise pytest.UsageError(f"--manifest {path}: expected an object of domain -> list of task ids")
+        raise pytest.UsageError(
+            f"--manifest {path}: expected an object of domain -> list of task ids"
+        )
     return {(str(domain), str(task_id)) for domain, ids in data.items() for task_id in ids}
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """Apply ``--manifest`` and ``--known-broken``; order tasks; demand an agent to run them."""
     settings = config.stash[SETTINGS_KEY]
     if settings.manifest is not None:
@@ -170,20 +185,28 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     broken = config.stash[KNOWN_BROKEN_KEY]
     for item in items:
         if isinstance(item, TaskItem) and item.task.id in broken:
-            item.add_marker(pytest.mark.xfail(reason=f"known broken: {broken[item.task.id]}", strict=True))
+            item.add_marker(
+                pytest.mark.xfail(reason=f"known broken: {broken[item.task.id]}", strict=True)
+            )
     tasks = [item for item in items if isinstance(item, TaskItem)]
     if tasks and not settings.agent and not config.option.collectonly:
         raise pytest.UsageError(NO_AGENT.format(names=", ".join(AGENTS.names())))
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Mark each task's reports with plain OSWorld data; a broken environment is an ERROR."""
     report = yield
     if not isinstance(item, TaskItem):
         return report
     excinfo = call.excinfo
-    if excinfo is not None and report.failed and isinstance(excinfo.value, OSWorldError | TaskFailed):
+    if (
+        excinfo is not None
+        and report.failed
+        and isinstance(excinfo.value, OSWorldError | TaskFailed)
+    ):
         report.longrepr = plain_failure(str(excinfo.value), str(item.path))
     if (
         call.when == "call"

@@ -38,21 +38,116 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("agent", "--agent", "osworld_agent", "agent to run: a registered name or module:attr", metavar="NAME"),
-    Option("agent_args", "--agent-arg", "osworld_agent_args", "agent option key=value (repeatable)", kind="args", metavar="KEY=VALUE"),
-    Option("model", "--model", "osworld_model", "model name passed to model agents", metavar="MODEL"),
-    Option("provider", "--provider", "osworld_provider", "where desktops come from: local (default), vagrant, remote", "local", metavar="NAME"),
-    Option("provider_args", "--provider-arg", "osworld_provider_args", "provider option key=value (repeatable)", kind="args", metavar="KEY=VALUE"),
-    Option("max_steps", "--max-steps", "osworld_max_steps", "agent calls per task (default 15)", "15", metavar="N"),
-    Option("task_timeout", "--task-timeout", "osworld_task_timeout", "wall-clock budget of one episode in seconds (default 3600)", "3600", metavar="SECONDS"),
-    Option("observation_type", "--observation-type", "osworld_observation_type", f"one of {', '.join(OBSERVATION_TYPES)} (default screenshot)", "screenshot", metavar="TYPE"),
-    Option("action_space", "--action-space", "osworld_action_space", f"one of {', '.join(ACTION_SPACES)} (default pyautogui)", "pyautogui", metavar="SPACE"),
-    Option("results_dir", "--results-dir", "osworld_results_dir", "where trajectories and results go (default results/<UTC time>)", metavar="DIR"),
-    Option("asset_cache", "--asset-cache", "osworld_asset_cache", f"asset cache folder (default {default_cache_dir()})", metavar="DIR"),
-    Option("pass_threshold", "--pass-threshold", "osworld_pass_threshold", "score a task needs to pass (default 1.0)", "1.0", metavar="SCORE"),
-    Option("offline", "--offline", "osworld_offline", "never download assets: tasks whose assets are not cached are skipped", False, kind="bool"),
-    Option("manifest", "--manifest", "osworld_manifest", "run only the tasks listed in an OSWorld manifest such as test_small.json", metavar="FILE"),
-    Option("known_broken", "--known-broken", "osworld_known_broken", "file of known-broken tasks ('<task id>: reason' per line), run as strict xfail", metavar="FILE"),
+    Option(
+        "agent",
+        "--agent",
+        "osworld_agent",
+        "agent to run: a registered name or module:attr",
+        metavar="NAME",
+    ),
+    Option(
+        "agent_args",
+        "--agent-arg",
+        "osworld_agent_args",
+        "agent option key=value (repeatable)",
+        kind="args",
+        metavar="KEY=VALUE",
+    ),
+    Option(
+        "model", "--model", "osworld_model", "model name passed to model agents", metavar="MODEL"
+    ),
+    Option(
+        "provider",
+        "--provider",
+        "osworld_provider",
+        "where desktops come from: local (default), vagrant, remote",
+        "local",
+        metavar="NAME",
+    ),
+    Option(
+        "provider_args",
+        "--provider-arg",
+        "osworld_provider_args",
+        "provider option key=value (repeatable)",
+        kind="args",
+        metavar="KEY=VALUE",
+    ),
+    Option(
+        "max_steps",
+        "--max-steps",
+        "osworld_max_steps",
+        "agent calls per task (default 15)",
+        "15",
+        metavar="N",
+    ),
+    Option(
+        "task_timeout",
+        "--task-timeout",
+        "osworld_task_timeout",
+        "wall-clock budget of one episode in seconds (default 3600)",
+        "3600",
+        metavar="SECONDS",
+    ),
+    Option(
+        "observation_type",
+        "--observation-type",
+        "osworld_observation_type",
+        f"one of {', '.join(OBSERVATION_TYPES)} (default screenshot)",
+        "screenshot",
+        metavar="TYPE",
+    ),
+    Option(
+        "action_space",
+        "--action-space",
+        "osworld_action_space",
+        f"one of {', '.join(ACTION_SPACES)} (default pyautogui)",
+        "pyautogui",
+        metavar="SPACE",
+    ),
+    Option(
+        "results_dir",
+        "--results-dir",
+        "osworld_results_dir",
+        "where trajectories and results go (default results/<UTC time>)",
+        metavar="DIR",
+    ),
+    Option(
+        "asset_cache",
+        "--asset-cache",
+        "osworld_asset_cache",
+        f"asset cache folder (default {default_cache_dir()})",
+        metavar="DIR",
+    ),
+    Option(
+        "pass_threshold",
+        "--pass-threshold",
+        "osworld_pass_threshold",
+        "score a task needs to pass (default 1.0)",
+        "1.0",
+        metavar="SCORE",
+    ),
+    Option(
+        "offline",
+        "--offline",
+        "osworld_offline",
+        "never download assets: tasks whose assets are not cached are skipped",
+        False,
+        kind="bool",
+    ),
+    Option(
+        "manifest",
+        "--manifest",
+        "osworld_manifest",
+        "run only the tasks listed in an OSWorld manifest such as test_small.json",
+        metavar="FILE",
+    ),
+    Option(
+        "known_broken",
+        "--known-broken",
+        "osworld_known_broken",
+        "file of known-broken tasks ('<task id>: reason' per line), run as strict xfail",
+        metavar="FILE",
+    ),
 )
 
 
@@ -94,13 +189,29 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("osworld", "OSWorld tasks (pytest-osworld)")
     for opt in OPTIONS:
         if opt.kind == "bool":
-            group.addoption(opt.flag, action="store_true", dest=opt.dest, default=None, help=opt.help)
+            group.addoption(
+                opt.flag, action="store_true", dest=opt.dest, default=None, help=opt.help
+            )
             parser.addini(opt.ini, opt.help, type="bool", default=opt.default)
         elif opt.kind == "args":
-            group.addoption(opt.flag, action="append", dest=opt.dest, default=None, metavar=opt.metavar, help=opt.help)
+            group.addoption(
+                opt.flag,
+                action="append",
+                dest=opt.dest,
+                default=None,
+                metavar=opt.metavar,
+                help=opt.help,
+            )
             parser.addini(opt.ini, opt.help, type="linelist", default=[])
         else:
-            group.addoption(opt.flag, action="store", dest=opt.dest, default=None, metavar=opt.metavar, help=opt.help)
+            group.addoption(
+                opt.flag,
+                action="store",
+                dest=opt.dest,
+                default=None,
+                metavar=opt.metavar,
+                help=opt.help,
+            )
             parser.addini(opt.ini, opt.help, default=opt.default)
 
 
@@ -186,14 +297,22 @@ def resolve(config: pytest.Config) -> Settings:
     manifest = Path(values["manifest"]) if values["manifest"] else None
     if manifest is not None and not manifest.is_file():
         raise pytest.UsageError(
-            BAD_VALUE.format(name="--manifest", value=str(manifest), source=sources["manifest"],
-                             problem="no such file")
+            BAD_VALUE.format(
+                name="--manifest",
+                value=str(manifest),
+                source=sources["manifest"],
+                problem="no such file",
+            )
         )
     known = Path(values["known_broken"]) if values["known_broken"] else None
     if known is not None and not known.is_file():
         raise pytest.UsageError(
-            BAD_VALUE.format(name="--known-broken", value=str(known), source=sources["known_broken"],
-                             problem="no such file")
+            BAD_VALUE.format(
+                name="--known-broken",
+                value=str(known),
+                source=sources["known_broken"],
+                problem="no such file",
+            )
         )
     return Settings(
         agent=values["agent"] or None,
@@ -203,8 +322,14 @@ def resolve(config: pytest.Config) -> Settings:
         provider_args=get("provider_args", _pairs, "expected key=value"),
         max_steps=get("max_steps", _positive_int, "expected a positive whole number"),
         task_timeout=get("task_timeout", _positive_float, "expected a positive number of seconds"),
-        observation_type=get("observation_type", _choice(OBSERVATION_TYPES), f"expected one of {', '.join(OBSERVATION_TYPES)}"),
-        action_space=get("action_space", _choice(ACTION_SPACES), f"expected one of {', '.join(ACTION_SPACES)}"),
+        observation_type=get(
+            "observation_type",
+            _choice(OBSERVATION_TYPES),
+            f"expected one of {', '.join(OBSERVATION_TYPES)}",
+        ),
+        action_space=get(
+            "action_space", _choice(ACTION_SPACES), f"expected one of {', '.join(ACTION_SPACES)}"
+        ),
         results_dir=results_dir,
         asset_cache=Path(values["asset_cache"]) if values["asset_cache"] else default_cache_dir(),
         pass_threshold=get("pass_threshold", _threshold, "expected a number between 0 and 1"),

@@ -62,14 +62,16 @@ def evaluate(ctx: TaskContext, last_action: Action | None) -> Evaluation:
     if spec.infeasible:
         said = last_action.kind if last_action is not None else "nothing"
         value = 1.0 if said_fail else 0.0
-        reason = "the agent said FAIL on an infeasible task" if said_fail else (
-            f"infeasible task: the agent's last action was {said}, not FAIL"
+        reason = (
+            "the agent said FAIL on an infeasible task"
+            if said_fail
+            else (f"infeasible task: the agent's last action was {said}, not FAIL")
         )
         return Evaluation(value, [MetricOutcome("infeasible", "evaluated", value, reason)])
     if said_fail:
         reason = "the agent said FAIL on a feasible task"
         outcomes = [MetricOutcome(m.func, "not_evaluated", None, reason) for m in spec.metrics]
-        return Evaluation(0.0, outcomes, error=None if outcomes else None)
+        return Evaluation(0.0, outcomes)
     inputs: list[dict[str, Any]] = []
     getter_errors: list[str] = []
 
@@ -128,7 +130,14 @@ def _run_metric(ctx: TaskContext, metric: MetricSpec) -> tuple[MetricOutcome, di
         return MetricOutcome(metric.func, "error", 0.0, str(exc), *descs), recorded
     recorded["result"] = _plain(result, ctx.work_dir)
     recorded["expected"] = _plain(expected, ctx.work_dir)
-    return score_metric(metric.func, result, expected, metric.options, has_expected=metric.expected is not None, descs=descs), recorded
+    return score_metric(
+        metric.func,
+        result,
+        expected,
+        metric.options,
+        has_expected=metric.expected is not None,
+        descs=descs,
+    ), recorded
 
 
 def score_metric(
@@ -155,5 +164,7 @@ def score_metric(
     except EvaluationError as exc:
         return MetricOutcome(func, "error", 0.0, str(exc), *descs)
     except Exception as exc:
-        return MetricOutcome(func, "error", 0.0, f"metric raised {type(exc).__name__}: {exc}", *descs)
+        return MetricOutcome(
+            func, "error", 0.0, f"metric raised {type(exc).__name__}: {exc}", *descs
+        )
     return MetricOutcome(func, "evaluated", score.value, score.reason, *descs)

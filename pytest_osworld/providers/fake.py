@@ -44,8 +44,12 @@ def tiny_png(width: int = 8, height: int = 8, gray: int = 200) -> bytes:
 class FakeGuest:
     """An in-memory guest: files in a dict, commands limited to ``cat`` and ``echo``."""
 
-    def __init__(self, files: dict[str, bytes], fail_at_action: int | None = None,
-                 screen: tuple[int, int] = (1920, 1080)) -> None:
+    def __init__(
+        self,
+        files: dict[str, bytes],
+        fail_at_action: int | None = None,
+        screen: tuple[int, int] = (1920, 1080),
+    ) -> None:
         self.files = dict(files)
         self.actions: list[str] = []
         self.launched: list[list[str] | str] = []
@@ -68,7 +72,9 @@ class FakeGuest:
         """No terminal."""
         return None
 
-    def execute(self, command: list[str] | str, shell: bool = False, timeout: float = 120.0) -> CommandResult:
+    def execute(
+        self, command: list[str] | str, shell: bool = False, timeout: float = 120.0
+    ) -> CommandResult:
         """``cat PATH`` and ``echo TEXT``; anything else exits 127."""
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if argv[:1] == ["cat"] and len(argv) == 2:
@@ -90,11 +96,13 @@ class FakeGuest:
             raise GuestError("fake guest: connection reset while running an action (injected)")
         for line in code.splitlines():
             if line.strip().startswith(FAKE_LINE):
-                path, _, text = line.strip()[len(FAKE_LINE):].partition(" ")
+                path, _, text = line.strip()[len(FAKE_LINE) :].partition(" ")
                 self.files[path] = text.encode()
         return CommandResult(0, "", "")
 
-    def run_bash_script(self, script: str, timeout: float = 100.0, working_dir: str | None = None) -> CommandResult:
+    def run_bash_script(
+        self, script: str, timeout: float = 100.0, working_dir: str | None = None
+    ) -> CommandResult:
         """Not supported by the fake."""
         return CommandResult(127, "fake guest: bash scripts are not supported\n", "")
 
@@ -103,7 +111,9 @@ class FakeGuest:
         if path not in self.files:
             raise GuestError(f"open_file: {path} does not exist")
 
-    def activate_window(self, window_name: str, strict: bool = False, by_class: bool = False) -> None:
+    def activate_window(
+        self, window_name: str, strict: bool = False, by_class: bool = False
+    ) -> None:
         """Nothing to activate."""
 
     def close_window(self, window_name: str, strict: bool = False, by_class: bool = False) -> None:
@@ -122,7 +132,11 @@ class FakeGuest:
     def list_directory(self, path: str) -> dict[str, Any]:
         """The stored files below ``path``, flat."""
         prefix = path.rstrip("/") + "/"
-        children = [{"type": "file", "name": p[len(prefix):]} for p in sorted(self.files) if p.startswith(prefix)]
+        children = [
+            {"type": "file", "name": p[len(prefix) :]}
+            for p in sorted(self.files)
+            if p.startswith(prefix)
+        ]
         return {"type": "directory", "name": path, "children": children}
 
     def screen_size(self) -> tuple[int, int]:
@@ -178,9 +192,15 @@ class FakeProvider(Provider):
         if self.fail == "restore":
             raise RuntimeError(f"injected failure restoring snapshot {snapshot!r}")
         self.restores += 1
-        guest = FakeGuest(self.seed, fail_at_action=2 if self.fail == "step" else None, screen=self.screen)
-        return Environment(guest=guest, name=f"fake-{self.config.worker_id}",
-                           description=self.describe(), screen_size=self.screen)
+        guest = FakeGuest(
+            self.seed, fail_at_action=2 if self.fail == "step" else None, screen=self.screen
+        )
+        return Environment(
+            guest=guest,
+            name=f"fake-{self.config.worker_id}",
+            description=self.describe(),
+            screen_size=self.screen,
+        )
 
     def _stop_impl(self) -> None:
         return None

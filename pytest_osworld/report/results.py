@@ -55,11 +55,21 @@ class TaskResult:
 class TaskRecorder:
     """Writes one task's folder: the trajectory step by step, then the result."""
 
-    def __init__(self, root: Path, action_space: str, observation_type: str, model: str,
-                 domain: str, task_id: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        action_space: str,
+        observation_type: str,
+        model: str,
+        domain: str,
+        task_id: str,
+    ) -> None:
         self.dir = root.joinpath(
-            safe_component(action_space), safe_component(observation_type), safe_component(model),
-            safe_component(domain), safe_component(task_id),
+            safe_component(action_space),
+            safe_component(observation_type),
+            safe_component(model),
+            safe_component(domain),
+            safe_component(task_id),
         )
         if not self.dir.resolve().is_relative_to(root.resolve()):
             raise OSWorldError(f"results folder for task {task_id!r} would escape {root}")

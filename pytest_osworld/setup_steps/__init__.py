@@ -48,9 +48,13 @@ def run_steps(ctx: TaskContext, steps: Sequence[Step], phase: str = "setup") -> 
         except NeedsCapability:
             raise
         except TypeError as exc:
-            raise SetupStepError(index, total, step.type, f"bad parameters at {step.json_path}: {exc}") from exc
+            raise SetupStepError(
+                index, total, step.type, f"bad parameters at {step.json_path}: {exc}"
+            ) from exc
         except (OSWorldError, OSError) as exc:
-            cause = str(exc) if isinstance(exc, EnvironmentFailure) else f"{type(exc).__name__}: {exc}"
+            cause = (
+                str(exc) if isinstance(exc, EnvironmentFailure) else f"{type(exc).__name__}: {exc}"
+            )
             raise SetupStepError(index, total, step.type, cause) from exc
 
 

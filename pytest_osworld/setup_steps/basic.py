@@ -10,7 +10,9 @@ from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure
 
 
-def _command(ctx: TaskContext, command: list[str] | str, shell: bool | str) -> tuple[list[str] | str, bool]:
+def _command(
+    ctx: TaskContext, command: list[str] | str, shell: bool | str
+) -> tuple[list[str] | str, bool]:
     """Substitute placeholders and normalise OSWorld's ``shell`` (sometimes the string "true")."""
     use_shell = shell is True or (isinstance(shell, str) and shell.lower() == "true")
     if isinstance(command, str):

@@ -18,7 +18,9 @@ def test_replay_passes(pytester: pytest.Pytester, write_task) -> None:
     result.stdout.fnmatch_lines(["*OSWorld summary*", "*overall*100.0%*mean 1.000*(1/1 passed*"])
 
 
-def test_noop_fails_with_score_and_reason(pytester: pytest.Pytester, write_task, monkeypatch) -> None:
+def test_noop_fails_with_score_and_reason(
+    pytester: pytest.Pytester, write_task, monkeypatch
+) -> None:
     monkeypatch.setenv("CI", "true")  # the short summary line is not trimmed on CI
     write_task()
     result = pytester.runpytest("tasks", "--agent=noop", "-rf")
@@ -33,7 +35,7 @@ def test_noop_fails_with_score_and_reason(pytester: pytest.Pytester, write_task,
             "  artifacts   : *os/11111111-0000-0000-0000-000000000001/",
             "  rerun       : pytest *11111111-0000-0000-0000-000000000001.json --agent=noop --provider=fake",
             "*- Captured osworld trajectory call -*",
-            "step  1 (*): \"DONE\"",
+            'step  1 (*): "DONE"',
             "end: done",
             "FAILED tasks/os/11111111-0000-0000-0000-000000000001.json::os/11111111-0000-0000-0000-000000000001 - OSWorld score 0.00 < 1.00*",
         ]
@@ -72,7 +74,9 @@ def test_broken_provider_is_an_error(pytester: pytest.Pytester, write_task) -> N
     result = pytester.runpytest("tasks", "--agent=replay", "--provider-arg", "fail=restore")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
-        ["*provider 'fake' failed to restore: RuntimeError: injected failure restoring snapshot 'os'*"]
+        [
+            "*provider 'fake' failed to restore: RuntimeError: injected failure restoring snapshot 'os'*"
+        ]
     )
 
 
@@ -80,9 +84,13 @@ def test_environment_breaking_mid_episode_is_an_error_not_a_failure(
     pytester: pytest.Pytester, write_task
 ) -> None:
     write_task(solution=["pass", "pass", "DONE"])
-    result = pytester.runpytest("tasks", "--agent=replay", "--provider-arg", "fail=step", "--junitxml=j.xml")
+    result = pytester.runpytest(
+        "tasks", "--agent=replay", "--provider-arg", "fail=step", "--junitxml=j.xml"
+    )
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*fake guest: connection reset while running an action (injected)*"])
+    result.stdout.fnmatch_lines(
+        ["*fake guest: connection reset while running an action (injected)*"]
+    )
     root = ET.parse(pytester.path / "j.xml").getroot()
     assert root.find(".//testcase/error") is not None
     assert root.find(".//testcase/failure") is None
@@ -92,9 +100,18 @@ def test_environment_breaking_mid_episode_is_an_error_not_a_failure(
     assert "Error" in traj[-1]
 
 
-def test_missing_asset_offline_is_a_skip_naming_the_url(pytester: pytest.Pytester, write_task) -> None:
+def test_missing_asset_offline_is_a_skip_naming_the_url(
+    pytester: pytest.Pytester, write_task
+) -> None:
     url = "https://example.invalid/files/report.docx"
-    write_task(config=[{"type": "download", "parameters": {"files": [{"url": url, "path": "/home/user/r.docx"}]}}])
+    write_task(
+        config=[
+            {
+                "type": "download",
+                "parameters": {"files": [{"url": url, "path": "/home/user/r.docx"}]},
+            }
+        ]
+    )
     result = pytester.runpytest("tasks", "--agent=replay", "--offline", "-rs")
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines([f"SKIPPED*asset {url} is not in the cache*--offline*"])
@@ -106,7 +123,12 @@ def test_cached_asset_runs_offline(pytester: pytest.Pytester, write_task) -> Non
     cached.parent.mkdir(parents=True)
     cached.write_text("hello")
     write_task(
-        config=[{"type": "download", "parameters": {"files": [{"url": url, "path": "/home/user/out.txt"}]}}],
+        config=[
+            {
+                "type": "download",
+                "parameters": {"files": [{"url": url, "path": "/home/user/out.txt"}]},
+            }
+        ],
         solution=["DONE"],
     )
     result = pytester.runpytest("tasks", "--agent=replay", "--offline")
@@ -132,7 +154,9 @@ def test_infeasible_task_scores_fail_as_right(pytester: pytest.Pytester, write_t
     result = pytester.runpytest("tasks", "--agent=noop")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["OSWorld score 0.00 < 1.00: infeasible: infeasible task: the agent's last action was DONE, not FAIL"]
+        [
+            "OSWorld score 0.00 < 1.00: infeasible: infeasible task: the agent's last action was DONE, not FAIL"
+        ]
     )
 
 
@@ -161,10 +185,17 @@ def test_junit_properties(pytester: pytest.Pytester, write_task) -> None:
 def test_all_outcomes_under_xdist(pytester: pytest.Pytester, write_task) -> None:
     write_task("os", task_id="11111111-0000-0000-0000-000000000001")
     write_task("os", task_id="11111111-0000-0000-0000-000000000002", solution=["DONE"])
-    write_task("libreoffice_calc", task_id=CALC_ID,
-               config=[{"type": "open", "parameters": {"path": "/nope.xlsx"}}])
-    write_task("chrome", task_id="33333333-0000-0000-0000-000000000003",
-               evaluator={"func": "infeasible"}, solution=["FAIL"])
+    write_task(
+        "libreoffice_calc",
+        task_id=CALC_ID,
+        config=[{"type": "open", "parameters": {"path": "/nope.xlsx"}}],
+    )
+    write_task(
+        "chrome",
+        task_id="33333333-0000-0000-0000-000000000003",
+        evaluator={"func": "infeasible"},
+        solution=["FAIL"],
+    )
     result = pytester.runpytest("tasks", "--agent=replay", "-n", "2", "--junitxml=junit.xml")
     result.assert_outcomes(passed=2, failed=1, errors=1)
     result.stdout.fnmatch_lines(

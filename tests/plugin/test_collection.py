@@ -1,0 +1,241 @@
+"""Collection of task files: ids, keywords, markers, manifests, and clean collection errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+OSWORLD = Path(__file__).resolve().parents[3] / "shared" / "osworld"
+needs_osworld = pytest.mark.skipif(
+    not (OSWORLD / "examples").is_dir(), reason="OSWorld tasks not present"
+)
+ITEM_RE = re.compile(r"::(?P<domain>[a-z_]+)/(?P<id>[0-9a-f-]{36})$")
+
+pytestmark = pytest.mark.usefixtures("fake_ini")
+
+
+def _collected(result: pytest.RunResult) -> tuple[list[str], list[str]]:
+    items = [line for line in result.stdout.lines if "::" in line and not line.startswith("ERROR")]
+    errors = [line for line in result.stdout.lines if line.startswith("ERROR ")]
+    return items, errors
+
+
+@needs_osworld
+def test_osworld_tree_collects_every_task(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--collect-only", "-q", str(OSWORLD / "examples"))
+    items, errors = _collected(result)
+    assert len(items) + len(errors) == 369
+    for item in items:
+        match = ITEM_RE.search(item)
+        assert match, item
+        assert f"{match['domain']}/{match['id']}.json::" in item
+    # Whatever is not collected yet is a clean unknown-name error naming file and name.
+    for section in result.stdout.str().split("_ ERROR collecting ")[1:]:
+        assert "invalid OSWorld task file " in section
+        assert re.search(
+            r"at \$\.[\w.\[\]]+: unknown (metric|getter type|setup step type) '\w+'", section
+        )
+
+
+@needs_osworld
+def test_k_thunderbird_selects_the_thunderbird_domain(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        "--collect-only", "-q", "-k", "thunderbird", str(OSWORLD / "examples")
+    )
+    items, errors = _collected(result)
+    thunderbird_errors = [e for e in errors if "/thunderbird/" in e]
+    assert all("::thunderbird/" in item for item in items)
+    assert len(items) + len(thunderbird_errors) == 15
+
+
+def test_non_task_json_is_not_collected(pytester: pytest.Pytester, write_task) -> None:
+    write_task()
+    (pytester.path / "tasks" / "test_all.json").write_text(json.dumps({"os": ["x"]}))
+    (pytester.path / "tasks" / "package.json").write_text(json.dumps({"name": "x", "version": "1"}))
+    result = pytester.runpytest("--collect-only", "-q", "tasks")
+    items, errors = _collected(result)
+    assert len(items) == 1 and not errors
+
+
+def test_malformed_file_is_an_error_for_that_file_only(
+    pytester: pytest.Pytester, write_task
+) -> None:
+    write_task()
+    bad = write_task(task_id="11111111-0000-0000-0000-00000000000b")
+    data = json.loads(bad.read_text())
+    data["evaluator"]["result"] = ["not", "a", "dict"]
+    bad.write_text(json.dumps(data))
+    broken_syntax = pytester.path / "tasks" / "os" / "broken.json"
+    broken_syntax.write_text(
+        '{"id": "x", "instruction": "hi", "evaluator": {"func": "exact_match",}}'
+    )
+    result = pytester.runpytest("tasks", "--agent=replay")
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "invalid OSWorld task file */11111111-0000-0000-0000-00000000000b.json: at $.evaluator.result: "
+            "is a list but func is a single metric name",
+            "invalid OSWorld task file */broken.json: at $: not valid JSON (line 1 column 70)*",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda t: t.pop("instruction"), "at $: missing required key 'instruction'"),
+        (lambda t: t.update(id=7), "at $.id: expected a string, got a number 7"),
+        (lambda t: t.update(proxy="yes"), 'at $.proxy: expected true or false, got a string "yes"'),
+        (
+            lambda t: t.update(config=[{"parameters": {}}]),
+            "at $.config[0]: missing required key 'type'",
+        ),
+        (
+            lambda t: t["evaluator"].update(conj="xor"),
+            "at $.evaluator.conj: expected 'and' or 'or'*",
+        ),
+        (
+            lambda t: t["evaluator"].update(
+                func=["exact_match", "exact_match"], result=[{"type": "rule"}]
+            ),
+            "at $.evaluator.result: has 1 entries but func lists 2 metrics*",
+        ),
+        (
+            lambda t: t.update(solution=["pass"]),
+            "at $.solution[0]: the solution must end with DONE or FAIL",
+        ),
+        (
+            lambda t: t["evaluator"].update(func="exact_mach"),
+            "at $.evaluator.func: unknown metric 'exact_mach'; did you mean 'exact_match'?",
+        ),
+        (
+            lambda t: t.update(config=[{"type": "launchh", "parameters": {}}]),
+            "at $.config[0].type: unknown setup step type 'launchh'; did you mean 'launch'?",
+        ),
+        (
+            lambda t: t["evaluator"]["result"].update(type="vm_fil"),
+            "at $.evaluator.result.type: unknown getter type 'vm_fil'; did you mean 'vm_file'?",
+        ),
+    ],
+)
+def test_task_file_errors_name_the_json_path(
+    pytester: pytest.Pytester, write_task, mutate, message
+) -> None:
+    path = write_task()
+    data = json.loads(path.read_text())
+    mutate(data)
+    path.write_text(json.dumps(data))
+    result = pytester.runpytest("--collect-only", "tasks")
+    result.stdout.fnmatch_lines([f"invalid OSWorld task file {path}: {message}"])
+
+
+def test_manifest_selects_a_subset(pytester: pytest.Pytester, write_task) -> None:
+    write_task(task_id="11111111-0000-0000-0000-000000000001")
+    write_task(task_id="11111111-0000-0000-0000-000000000002")
+    write_task("chrome", task_id="11111111-0000-0000-0000-000000000003")
+    manifest = pytester.path / "small.json"
+    manifest.write_text(json.dumps({"os": ["11111111-0000-0000-0000-000000000002"], "chrome": []}))
+    result = pytester.runpytest("--collect-only", "-q", "tasks", f"--manifest={manifest}")
+    items, _ = _collected(result)
+    assert [i.split("::")[1] for i in items] == ["os/11111111-0000-0000-0000-000000000002"]
+    result.stdout.fnmatch_lines(["*1/3 tests collected (2 deselected)*"])
+
+
+def test_keywords_and_markers(pytester: pytest.Pytester, write_task) -> None:
+    write_task(
+        "libreoffice_calc",
+        task_id="11111111-0000-0000-0000-000000000001",
+        related_apps=["LibreOffice Calc", "thunderbird"],
+    )
+    write_task("vs_code", task_id="11111111-0000-0000-0000-000000000002")
+    write_task(
+        "os",
+        task_id="11111111-0000-0000-0000-000000000003",
+        evaluator={"func": "infeasible"},
+        solution=["FAIL"],
+    )
+
+    def selected(*args: str) -> list[str]:
+        items, _ = _collected(pytester.runpytest("--collect-only", "-q", "tasks", *args))
+        return sorted(i.split("::")[1].split("/")[0] for i in items)
+
+    assert selected("-k", "calc") == ["libreoffice_calc"]
+    assert selected("-k", "vscode") == ["vs_code"]
+    assert selected("-k", "thunderbird") == []
+    assert selected("-m", "app(name='thunderbird')") == ["libreoffice_calc"]
+    assert selected("-m", "app(name='libreoffice_calc')") == ["libreoffice_calc"]
+    assert selected("-m", "infeasible") == ["os"]
+    assert selected("-m", "libreoffice_calc or os") == ["libreoffice_calc", "os"]
+
+
+def test_running_tasks_without_an_agent_is_a_usage_error(
+    pytester: pytest.Pytester, write_task
+) -> None:
+    write_task()
+    result = pytester.runpytest("tasks")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*no agent chosen: OSWorld tasks need --agent NAME*Available agents: noop, replay*"]
+    )
+    # collecting alone needs no agent
+    assert pytester.runpytest("--collect-only", "tasks").ret == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--max-steps=zero"],
+            "*--max-steps='zero' (command line --max-steps): expected a positive whole number*",
+        ),
+        (
+            ["--pass-threshold=2"],
+            "*--pass-threshold='2' (command line --pass-threshold): expected a number between 0 and 1*",
+        ),
+        (
+            ["--observation-type=pixels"],
+            "*--observation-type='pixels'*expected one of screenshot, a11y_tree, screenshot_a11y_tree, som*",
+        ),
+        (
+            ["--agent=repaly"],
+            "*--agent='repaly' (command line --agent): unknown agent; did you mean 'replay'?*",
+        ),
+        (["--provider=vagrnt"], "*--provider='vagrnt'*unknown provider*available: *"),
+        (
+            ["--agent-arg=novalue"],
+            "*--agent-arg=?'novalue'? (command line --agent-arg): expected key=value*",
+        ),
+    ],
+)
+def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, args, message) -> None:
+    result = pytester.runpytest("--collect-only", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_bad_ini_value_names_the_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nosworld_max_steps = -3\nosworld_provider = fake\n")
+    result = pytester.runpytest("--collect-only")
+    result.stderr.fnmatch_lines(
+        ["*--max-steps='-3' (ini osworld_max_steps): expected a positive whole number*"]
+    )
+
+
+def test_help_shows_the_osworld_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(
+        ["OSWorld tasks (pytest-osworld):", "*--agent=NAME*", "*--max-steps=N*"]
+    )
+
+
+def test_header_shows_settings(pytester: pytest.Pytester, write_task) -> None:
+    write_task()
+    result = pytester.runpytest("--collect-only", "tasks", "--agent=noop", "--max-steps=7")
+    result.stdout.fnmatch_lines(
+        [
+            "osworld: agent=noop provider=fake observation=screenshot actions=pyautogui max_steps=7 pass>=1"
+        ]
+    )
