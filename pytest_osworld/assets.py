@@ -35,9 +35,7 @@ def default_cache_dir() -> Path:
 class AssetCache:
     """Resolves asset URLs to local files, downloading into the cache when allowed."""
 
-    def __init__(
-        self, root: Path, offline: bool = False, attempts: int = 3, timeout: float = 60.0
-    ) -> None:
+    def __init__(self, root: Path, offline: bool = False, attempts: int = 3, timeout: float = 60.0) -> None:
         self.root = root
         self.offline = offline
         self.attempts = attempts
@@ -94,9 +92,7 @@ class AssetCache:
         if parts.scheme in ("http", "https"):
             return None
         if parts.scheme:
-            raise AssetError(
-                f"unsupported URL scheme in {url!r}: use http(s), file:// or a relative path"
-            )
+            raise AssetError(f"unsupported URL scheme in {url!r}: use http(s), file:// or a relative path")
         path = Path(url)
         return path if path.is_absolute() or base_dir is None else base_dir / path
 

@@ -21,6 +21,7 @@ from _pytest._code.code import (
 
 from pytest_osworld import __version__
 from pytest_osworld.agent import Agent
+from pytest_osworld.catalog import needs_gdrive, needs_network
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import AgentFailure, OSWorldError, TaskFileError, UnknownNameError
 from pytest_osworld.evaluators.evaluate import Evaluation, describe_getter, evaluate
@@ -112,6 +113,10 @@ class TaskItem(pytest.Function):
             self.add_marker(pytest.mark.infeasible)
         if task.proxy:
             self.add_marker(pytest.mark.proxy)
+        if needs_network(task):
+            self.add_marker(pytest.mark.network)
+        if needs_gdrive(task):
+            self.add_marker(pytest.mark.gdrive)
         #: Filled in by ``run_task``: the result as plain data.
         self.osworld_result: dict[str, Any] | None = None
 
@@ -169,9 +174,7 @@ def failure_text(
         head = FAIL_HEAD.format(
             score=result.score or 0.0, threshold=result.threshold, reason=evaluation.first_reason()
         )
-    instruction = (
-        task.instruction if len(task.instruction) <= 160 else task.instruction[:157] + "..."
-    )
+    instruction = task.instruction if len(task.instruction) <= 160 else task.instruction[:157] + "..."
     lines = [
         head,
         f"  instruction : {instruction}",
@@ -199,11 +202,7 @@ def trajectory_text(episode: Episode) -> str:
     for step in episode.steps:
         actions = (
             "; ".join(
-                (
-                    a.code.strip().replace("\n", " | ")[:200]
-                    if a.kind == "code"
-                    else json.dumps(a.to_json())
-                )
+                (a.code.strip().replace("\n", " | ")[:200] if a.kind == "code" else json.dumps(a.to_json()))
                 for a in step.actions
             )
             or "(no action)"
@@ -215,9 +214,7 @@ def trajectory_text(episode: Episode) -> str:
             lines.append(f"         parse error: {step.parse_error}")
         for error in step.action_errors:
             lines.append(f"         action error: {error[:300]}")
-    lines.append(
-        f"end: {episode.end_reason.value}" + (f" ({episode.error})" if episode.error else "")
-    )
+    lines.append(f"end: {episode.end_reason.value}" + (f" ({episode.error})" if episode.error else ""))
     return "\n".join(lines)
 
 

@@ -39,8 +39,7 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
     action_type = params.get("action_type")
     if action_type not in ACTION_TYPES:
         raise ActionParseError(
-            f"unknown computer_13 action_type {action_type!r}; "
-            f"expected one of {', '.join(ACTION_TYPES)}"
+            f"unknown computer_13 action_type {action_type!r}; expected one of {', '.join(ACTION_TYPES)}"
         )
     raw = params.get("parameters", {})
     if not isinstance(raw, dict):
@@ -60,9 +59,7 @@ def validate(params: dict[str, Any]) -> dict[str, Any]:
     if "key" in raw and not isinstance(raw["key"], str):
         raise ActionParseError(f"{action_type}: key must be a string")
     if "keys" in raw and not (
-        isinstance(raw["keys"], list)
-        and raw["keys"]
-        and all(isinstance(k, str) for k in raw["keys"])
+        isinstance(raw["keys"], list) and raw["keys"] and all(isinstance(k, str) for k in raw["keys"])
     ):
         raise ActionParseError(f"{action_type}: keys must be a non-empty list of strings")
     return dict(raw)

@@ -25,6 +25,8 @@ class TaskContext:
     client_password: str = "password"
     screen_size: tuple[int, int] = (1920, 1080)
     network: bool = False
+    #: The DevTools endpoint of the environment's Chrome, when the provider exposes one.
+    cdp_url: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     def placeholders(self) -> dict[str, str]:

@@ -34,9 +34,7 @@ from pytest_osworld.setup_steps import run_steps
 from pytest_osworld.task import Task
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
-NO_AGENT = (
-    "no agent chosen: OSWorld tasks need --agent NAME (or module:attr). Available agents: {names}"
-)
+NO_AGENT = "no agent chosen: OSWorld tasks need --agent NAME (or module:attr). Available agents: {names}"
 
 
 def worker_id(config: pytest.Config) -> str:
@@ -61,13 +59,14 @@ def osworld_assets(osworld_settings: Settings) -> AssetCache:
 def osworld_provider(pytestconfig: pytest.Config, osworld_settings: Settings) -> Iterator[Provider]:
     """This worker's provider, started once per session and stopped at the end."""
     factory = PROVIDERS.get(osworld_settings.provider)
-    work_dir = os.path.join(
-        str(osworld_settings.results_dir), ".providers", worker_id(pytestconfig)
-    )
+    work_dir = os.path.join(str(osworld_settings.results_dir), ".providers", worker_id(pytestconfig))
+    options = dict(osworld_settings.provider_args)
+    network = options.pop("network", "none")
     config = ProviderConfig(
         worker_id=worker_id(pytestconfig),
-        options=dict(osworld_settings.provider_args),
+        options=options,
         work_dir=work_dir,
+        network=network == "shared",
     )
     provider = factory(config)
     provider.start()
@@ -129,10 +128,7 @@ def check_assets_available(task: Task, assets: AssetCache) -> None:
     if not assets.offline:
         return
     urls = [
-        f["url"]
-        for step in task.config
-        if step.type == "download"
-        for f in step.parameters.get("files", [])
+        f["url"] for step in task.config if step.type == "download" for f in step.parameters.get("files", [])
     ]
     urls += [
         url
@@ -150,9 +146,7 @@ def check_assets_available(task: Task, assets: AssetCache) -> None:
 
 
 @pytest.fixture
-def osworld_env(
-    osworld_provider: Provider, osworld_task: Task, osworld_assets: AssetCache
-) -> Environment:
+def osworld_env(osworld_provider: Provider, osworld_task: Task, osworld_assets: AssetCache) -> Environment:
     """The environment restored to the task's snapshot and ready (an ERROR if it breaks)."""
     try:
         check_assets_available(osworld_task, osworld_assets)
@@ -176,6 +170,7 @@ def osworld_context(
         work_dir=osworld_recorder.work_dir(),
         client_password=osworld_env.client_password,
         screen_size=osworld_env.screen_size,
+        cdp_url=osworld_env.extra.get("chromium_cdp_url"),
     )
     try:
         run_steps(ctx, osworld_task.config)

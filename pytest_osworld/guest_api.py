@@ -41,9 +41,7 @@ class Guest(Protocol):
         """Text of the focused terminal, or None when no terminal is focused."""
         ...
 
-    def execute(
-        self, command: list[str] | str, shell: bool = False, timeout: float = 120.0
-    ) -> CommandResult:
+    def execute(self, command: list[str] | str, shell: bool = False, timeout: float = 120.0) -> CommandResult:
         """Run a command inside the environment and wait for it."""
         ...
 
@@ -65,9 +63,7 @@ class Guest(Protocol):
         """Open a file with its default app and wait until its window shows."""
         ...
 
-    def activate_window(
-        self, window_name: str, strict: bool = False, by_class: bool = False
-    ) -> None:
+    def activate_window(self, window_name: str, strict: bool = False, by_class: bool = False) -> None:
         """Raise and focus the window whose title (or class) matches."""
         ...
 

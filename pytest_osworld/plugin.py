@@ -92,6 +92,12 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--provider={settings.provider!r} ({settings.sources['provider']}): unknown provider; "
             f"{hint}available: {', '.join(PROVIDERS.names())}"
         )
+    try:
+        options = dict(settings.provider_args)
+        options.pop("network", None)
+        PROVIDERS.get(settings.provider).check_options(options)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--provider-arg ({settings.sources['provider_args']}): {exc}") from None
     # A broken task file is a collection error for that file only: the run goes on.
     config.option.continue_on_collection_errors = True
     for line in (
@@ -100,6 +106,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "snapshot(name): the task's snapshot label",
         "infeasible: the correct answer is FAIL",
         "proxy: the task asks for a proxy",
+        "network: the task needs the live web (deselect with -m 'not network')",
+        "gdrive: the task needs a Google Drive account",
         *(f"{domain}: OSWorld domain {domain}" for domain in DOMAINS),
     ):
         config.addinivalue_line("markers", line)
@@ -159,9 +167,7 @@ def _load_manifest(path: Path) -> set[tuple[str, str]]:
     except (OSError, json.JSONDecodeError) as exc:
         raise pytest.UsageError(f"--manifest {path}: cannot read it: {exc}") from exc
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        raise pytest.UsageError(
-            f"--manifest {path}: expected an object of domain -> list of task ids"
-        )
+        raise pytest.UsageError(f"--manifest {path}: expected an object of domain -> list of task ids")
     return {(str(domain), str(task_id)) for domain, ids in data.items() for task_id in ids}
 
 
@@ -185,9 +191,7 @@ def pytest_collection_modifyitems(
     broken = config.stash[KNOWN_BROKEN_KEY]
     for item in items:
         if isinstance(item, TaskItem) and item.task.id in broken:
-            item.add_marker(
-                pytest.mark.xfail(reason=f"known broken: {broken[item.task.id]}", strict=True)
-            )
+            item.add_marker(pytest.mark.xfail(reason=f"known broken: {broken[item.task.id]}", strict=True))
     tasks = [item for item in items if isinstance(item, TaskItem)]
     if tasks and not settings.agent and not config.option.collectonly:
         raise pytest.UsageError(NO_AGENT.format(names=", ".join(AGENTS.names())))
@@ -202,11 +206,7 @@ def pytest_runtest_makereport(
     if not isinstance(item, TaskItem):
         return report
     excinfo = call.excinfo
-    if (
-        excinfo is not None
-        and report.failed
-        and isinstance(excinfo.value, OSWorldError | TaskFailed)
-    ):
+    if excinfo is not None and report.failed and isinstance(excinfo.value, OSWorldError | TaskFailed):
         report.longrepr = plain_failure(str(excinfo.value), str(item.path))
     if (
         call.when == "call"

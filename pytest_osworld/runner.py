@@ -106,9 +106,7 @@ class Episode:
             EndReason.FAIL: f"agent said FAIL after {n}/{max_steps} steps ({took})",
             EndReason.MAX_STEPS: f"ran out of steps ({n}/{max_steps}) without DONE ({took})",
             EndReason.TIMEOUT: f"ran out of time after {n}/{max_steps} steps ({took})",
-            EndReason.AGENT_ERROR: (
-                f"agent error after {n}/{max_steps} steps ({took}): {self.error}"
-            ),
+            EndReason.AGENT_ERROR: (f"agent error after {n}/{max_steps} steps ({took}): {self.error}"),
         }
         return reasons[self.end_reason]
 
@@ -121,24 +119,18 @@ def observe(guest: Guest, instruction: str, observation_type: str) -> Observatio
     return Observation(instruction=instruction, screenshot=screenshot, accessibility_tree=tree)
 
 
-def execute_action(
-    guest: Guest, action: Action, execute_structured: Callable[[Action], str]
-) -> str | None:
+def execute_action(guest: Guest, action: Action, execute_structured: Callable[[Action], str]) -> str | None:
     """Run one non-special action inside the environment; return an error text or None."""
     if action.kind == "code":
         result = guest.run_python(action.code)
         if result.returncode != 0:
-            return (result.error or result.output).strip()[
-                -2000:
-            ] or f"exit code {result.returncode}"
+            return (result.error or result.output).strip()[-2000:] or f"exit code {result.returncode}"
         return None
     if action.kind == "computer_13":
         code = execute_structured(action)
         result = guest.run_python(code)
         if result.returncode != 0:
-            return (result.error or result.output).strip()[
-                -2000:
-            ] or f"exit code {result.returncode}"
+            return (result.error or result.output).strip()[-2000:] or f"exit code {result.returncode}"
     return None
 
 
@@ -189,9 +181,7 @@ def run_episode(
             episode.end_reason = EndReason.AGENT_ERROR
             episode.error = f"{type(exc).__name__}: {exc}"
             break
-        record = _run_answer(
-            guest, answer, index, (step_start, wall_start), structured, budget, sleep, clock
-        )
+        record = _run_answer(guest, answer, index, (step_start, wall_start), structured, budget, sleep, clock)
         episode.usage.add(answer.usage)
         ended = next((a for a in record.actions if a.is_terminal), None)
         observation = observe(guest, task.instruction, observation_type)

@@ -53,9 +53,7 @@ OPTIONS: tuple[Option, ...] = (
         kind="args",
         metavar="KEY=VALUE",
     ),
-    Option(
-        "model", "--model", "osworld_model", "model name passed to model agents", metavar="MODEL"
-    ),
+    Option("model", "--model", "osworld_model", "model name passed to model agents", metavar="MODEL"),
     Option(
         "provider",
         "--provider",
@@ -189,9 +187,7 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("osworld", "OSWorld tasks (pytest-osworld)")
     for opt in OPTIONS:
         if opt.kind == "bool":
-            group.addoption(
-                opt.flag, action="store_true", dest=opt.dest, default=None, help=opt.help
-            )
+            group.addoption(opt.flag, action="store_true", dest=opt.dest, default=None, help=opt.help)
             parser.addini(opt.ini, opt.help, type="bool", default=opt.default)
         elif opt.kind == "args":
             group.addoption(

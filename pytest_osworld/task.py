@@ -127,11 +127,7 @@ def load_task(path: Path, domain: str | None = None) -> Task:
     try:
         data = json.loads(blob)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        where = (
-            f"line {exc.lineno} column {exc.colno}"
-            if isinstance(exc, json.JSONDecodeError)
-            else "$"
-        )
+        where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "$"
         raise TaskFileError(str(path), "$", f"not valid JSON ({where}): {exc}") from exc
     return parse_task(data, path, hashlib.sha256(blob).hexdigest(), domain or path.parent.name)
 
@@ -250,13 +246,9 @@ class _Validator:
         else:
             for key in ("result", "expected", "options"):
                 if isinstance(obj.get(key), list):
-                    raise self.fail(
-                        f"{json_path}.{key}", "is a list but func is a single metric name"
-                    )
+                    raise self.fail(f"{json_path}.{key}", "is a list but func is a single metric name")
             metrics = (
-                self.metric(
-                    func, obj.get("result"), obj.get("expected"), obj.get("options"), json_path, ""
-                ),
+                self.metric(func, obj.get("result"), obj.get("expected"), obj.get("options"), json_path, ""),
             )
         return EvaluatorSpec(metrics=metrics, conj=conj, postconfig=postconfig)
 
@@ -287,15 +279,11 @@ class _Validator:
                     raise self.fail(where, "a computer_13 action needs a string 'action_type'")
                 actions.append(item)
             else:
-                raise self.fail(
-                    where, f"expected pyautogui code or an action, got {_describe(item)}"
-                )
+                raise self.fail(where, f"expected pyautogui code or an action, got {_describe(item)}")
         last = actions[-1]
         last_type = last.get("action_type") if isinstance(last, dict) else last.strip()
         if last_type not in ("DONE", "FAIL"):
-            raise self.fail(
-                f"{json_path}[{len(items) - 1}]", "the solution must end with DONE or FAIL"
-            )
+            raise self.fail(f"{json_path}[{len(items) - 1}]", "the solution must end with DONE or FAIL")
         return tuple(actions)
 
 

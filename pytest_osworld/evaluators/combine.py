@@ -56,9 +56,7 @@ def combine(
         short = (conj == "and" and value == 0.0) or (conj == "or" and value == 1.0)
         if short:
             outcomes.extend(
-                MetricOutcome(
-                    name, "not_evaluated", None, f"not evaluated: '{conj}' decided at {func}"
-                )
+                MetricOutcome(name, "not_evaluated", None, f"not evaluated: '{conj}' decided at {func}")
                 for name in funcs[index + 1 :]
             )
             return (0.0 if conj == "and" else 1.0), outcomes

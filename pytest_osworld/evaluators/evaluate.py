@@ -164,7 +164,5 @@ def score_metric(
     except EvaluationError as exc:
         return MetricOutcome(func, "error", 0.0, str(exc), *descs)
     except Exception as exc:
-        return MetricOutcome(
-            func, "error", 0.0, f"metric raised {type(exc).__name__}: {exc}", *descs
-        )
+        return MetricOutcome(func, "error", 0.0, f"metric raised {type(exc).__name__}: {exc}", *descs)
     return MetricOutcome(func, "evaluated", score.value, score.reason, *descs)

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from pytest_osworld.providers.base import Provider, ProviderConfig
+from pytest_osworld.providers.base import Provider
 from pytest_osworld.registry import Registry
 
-ProviderFactory = Callable[[ProviderConfig], Provider]
-
-#: Providers by name; ``local`` is the default.
-PROVIDERS: Registry[ProviderFactory] = Registry("provider")
+#: Provider classes by name; ``local`` is the default.
+PROVIDERS: Registry[type[Provider]] = Registry("provider")
 PROVIDERS.register("fake", "pytest_osworld.providers.fake:FakeProvider")
 PROVIDERS.register("local", "pytest_osworld.providers.local:LocalProvider")

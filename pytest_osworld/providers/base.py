@@ -47,6 +47,12 @@ class Provider(ABC):
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
 
+    @classmethod
+    def check_options(cls, options: dict[str, str]) -> None:
+        """Raise ``ValueError`` naming a bad ``--provider-arg``; called before the run starts."""
+        if not isinstance(options, dict):
+            raise ValueError("provider options must be a mapping of strings")
+
     def start(self) -> None:
         """Bring the environment up once per session (image build, boot) under a lock."""
         self._wrap("start", self._start_impl)

@@ -72,9 +72,7 @@ class FakeGuest:
         """No terminal."""
         return None
 
-    def execute(
-        self, command: list[str] | str, shell: bool = False, timeout: float = 120.0
-    ) -> CommandResult:
+    def execute(self, command: list[str] | str, shell: bool = False, timeout: float = 120.0) -> CommandResult:
         """``cat PATH`` and ``echo TEXT``; anything else exits 127."""
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if argv[:1] == ["cat"] and len(argv) == 2:
@@ -111,9 +109,7 @@ class FakeGuest:
         if path not in self.files:
             raise GuestError(f"open_file: {path} does not exist")
 
-    def activate_window(
-        self, window_name: str, strict: bool = False, by_class: bool = False
-    ) -> None:
+    def activate_window(self, window_name: str, strict: bool = False, by_class: bool = False) -> None:
         """Nothing to activate."""
 
     def close_window(self, window_name: str, strict: bool = False, by_class: bool = False) -> None:
@@ -133,9 +129,7 @@ class FakeGuest:
         """The stored files below ``path``, flat."""
         prefix = path.rstrip("/") + "/"
         children = [
-            {"type": "file", "name": p[len(prefix) :]}
-            for p in sorted(self.files)
-            if p.startswith(prefix)
+            {"type": "file", "name": p[len(prefix) :]} for p in sorted(self.files) if p.startswith(prefix)
         ]
         return {"type": "directory", "name": path, "children": children}
 
@@ -192,9 +186,7 @@ class FakeProvider(Provider):
         if self.fail == "restore":
             raise RuntimeError(f"injected failure restoring snapshot {snapshot!r}")
         self.restores += 1
-        guest = FakeGuest(
-            self.seed, fail_at_action=2 if self.fail == "step" else None, screen=self.screen
-        )
+        guest = FakeGuest(self.seed, fail_at_action=2 if self.fail == "step" else None, screen=self.screen)
         return Environment(
             guest=guest,
             name=f"fake-{self.config.worker_id}",

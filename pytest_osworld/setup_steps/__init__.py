@@ -32,6 +32,15 @@ for _name in (
     "change_wallpaper",
 ):
     SETUP_STEPS.register(_name, f"{_BASIC}:{_name}_step")
+_CHROME = "pytest_osworld.setup_steps.chrome"
+for _name in (
+    "chrome_open_tabs",
+    "chrome_close_tabs",
+    "update_browse_history",
+    "googledrive",
+    "login",
+):
+    SETUP_STEPS.register(_name, f"{_CHROME}:{_name}_step")
 
 
 def run_steps(ctx: TaskContext, steps: Sequence[Step], phase: str = "setup") -> None:
@@ -52,9 +61,7 @@ def run_steps(ctx: TaskContext, steps: Sequence[Step], phase: str = "setup") -> 
                 index, total, step.type, f"bad parameters at {step.json_path}: {exc}"
             ) from exc
         except (OSWorldError, OSError) as exc:
-            cause = (
-                str(exc) if isinstance(exc, EnvironmentFailure) else f"{type(exc).__name__}: {exc}"
-            )
+            cause = str(exc) if isinstance(exc, EnvironmentFailure) else f"{type(exc).__name__}: {exc}"
             raise SetupStepError(index, total, step.type, cause) from exc
 
 

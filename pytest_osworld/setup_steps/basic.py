@@ -10,9 +10,7 @@ from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure
 
 
-def _command(
-    ctx: TaskContext, command: list[str] | str, shell: bool | str
-) -> tuple[list[str] | str, bool]:
+def _command(ctx: TaskContext, command: list[str] | str, shell: bool | str) -> tuple[list[str] | str, bool]:
     """Substitute placeholders and normalise OSWorld's ``shell`` (sometimes the string "true")."""
     use_shell = shell is True or (isinstance(shell, str) and shell.lower() == "true")
     if isinstance(command, str):
@@ -95,6 +93,4 @@ def close_window_step(
 
 def change_wallpaper_step(ctx: TaskContext, path: str) -> None:
     """Set the desktop wallpaper to an image inside the environment."""
-    ctx.guest.execute(
-        ["gsettings", "set", "org.gnome.desktop.background", "picture-uri", f"file://{path}"]
-    )
+    ctx.guest.execute(["gsettings", "set", "org.gnome.desktop.background", "picture-uri", f"file://{path}"])

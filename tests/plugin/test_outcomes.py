@@ -18,9 +18,7 @@ def test_replay_passes(pytester: pytest.Pytester, write_task) -> None:
     result.stdout.fnmatch_lines(["*OSWorld summary*", "*overall*100.0%*mean 1.000*(1/1 passed*"])
 
 
-def test_noop_fails_with_score_and_reason(
-    pytester: pytest.Pytester, write_task, monkeypatch
-) -> None:
+def test_noop_fails_with_score_and_reason(pytester: pytest.Pytester, write_task, monkeypatch) -> None:
     monkeypatch.setenv("CI", "true")  # the short summary line is not trimmed on CI
     write_task()
     result = pytester.runpytest("tasks", "--agent=noop", "-rf")
@@ -74,9 +72,7 @@ def test_broken_provider_is_an_error(pytester: pytest.Pytester, write_task) -> N
     result = pytester.runpytest("tasks", "--agent=replay", "--provider-arg", "fail=restore")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
-        [
-            "*provider 'fake' failed to restore: RuntimeError: injected failure restoring snapshot 'os'*"
-        ]
+        ["*provider 'fake' failed to restore: RuntimeError: injected failure restoring snapshot 'os'*"]
     )
 
 
@@ -84,13 +80,9 @@ def test_environment_breaking_mid_episode_is_an_error_not_a_failure(
     pytester: pytest.Pytester, write_task
 ) -> None:
     write_task(solution=["pass", "pass", "DONE"])
-    result = pytester.runpytest(
-        "tasks", "--agent=replay", "--provider-arg", "fail=step", "--junitxml=j.xml"
-    )
+    result = pytester.runpytest("tasks", "--agent=replay", "--provider-arg", "fail=step", "--junitxml=j.xml")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(
-        ["*fake guest: connection reset while running an action (injected)*"]
-    )
+    result.stdout.fnmatch_lines(["*fake guest: connection reset while running an action (injected)*"])
     root = ET.parse(pytester.path / "j.xml").getroot()
     assert root.find(".//testcase/error") is not None
     assert root.find(".//testcase/failure") is None
@@ -100,9 +92,7 @@ def test_environment_breaking_mid_episode_is_an_error_not_a_failure(
     assert "Error" in traj[-1]
 
 
-def test_missing_asset_offline_is_a_skip_naming_the_url(
-    pytester: pytest.Pytester, write_task
-) -> None:
+def test_missing_asset_offline_is_a_skip_naming_the_url(pytester: pytest.Pytester, write_task) -> None:
     url = "https://example.invalid/files/report.docx"
     write_task(
         config=[
@@ -154,9 +144,7 @@ def test_infeasible_task_scores_fail_as_right(pytester: pytest.Pytester, write_t
     result = pytester.runpytest("tasks", "--agent=noop")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        [
-            "OSWorld score 0.00 < 1.00: infeasible: infeasible task: the agent's last action was DONE, not FAIL"
-        ]
+        ["OSWorld score 0.00 < 1.00: infeasible: infeasible task: the agent's last action was DONE, not FAIL"]
     )
 
 

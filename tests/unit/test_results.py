@@ -32,8 +32,5 @@ def test_summary_counts_errors_in_the_denominator() -> None:
         ]
     )
     text = "\n".join(lines)
-    assert (
-        "overall                 33.3%  mean 0.500  (1/3 passed, 1 failed, 1 errors, 1 skipped)"
-        in text
-    )
+    assert "overall                 33.3%  mean 0.500  (1/3 passed, 1 failed, 1 errors, 1 skipped)" in text
     assert "Professional" in text and "Daily" in text

@@ -19,9 +19,7 @@ from pytest_osworld.task import load_task
 def task(tmp_path: Path):
     path = tmp_path / "os" / "t.json"
     path.parent.mkdir()
-    path.write_text(
-        json.dumps({"id": "t", "instruction": "do", "evaluator": {"func": "infeasible"}})
-    )
+    path.write_text(json.dumps({"id": "t", "instruction": "do", "evaluator": {"func": "infeasible"}}))
     return load_task(path)
 
 
@@ -59,9 +57,7 @@ def test_done_ends_and_records_every_step(task) -> None:
 
 
 def test_out_of_steps(task) -> None:
-    episode = run_episode(
-        task, FakeGuest({}), Scripted([]), Budget(max_steps=3), sleep=lambda s: None
-    )
+    episode = run_episode(task, FakeGuest({}), Scripted([]), Budget(max_steps=3), sleep=lambda s: None)
     assert episode.end_reason is EndReason.MAX_STEPS and len(episode.steps) == 3
     assert "ran out of steps (3/3)" in episode.describe(3)
 
@@ -99,12 +95,8 @@ def test_garbage_answer_is_a_wasted_step(task) -> None:
 
 
 def test_invalid_structured_action_is_recorded_not_raised(task) -> None:
-    bad = AgentStep(
-        [Action("computer_13", params={"action_type": "CLICK", "parameters": {"x": "left"}})]
-    )
-    episode = run_episode(
-        task, FakeGuest({}), Scripted([bad, AgentStep([Action("DONE")])]), Budget()
-    )
+    bad = AgentStep([Action("computer_13", params={"action_type": "CLICK", "parameters": {"x": "left"}})])
+    episode = run_episode(task, FakeGuest({}), Scripted([bad, AgentStep([Action("DONE")])]), Budget())
     assert episode.end_reason is EndReason.DONE
     assert "x must be a number" in episode.steps[0].action_errors[0]
 

@@ -46,9 +46,7 @@ def test_list_evaluator_is_parsed_column_wise(tmp_path: Path) -> None:
 
 
 def test_infeasible(tmp_path: Path) -> None:
-    task = load_task(
-        _write(tmp_path, {"id": "x", "instruction": "i", "evaluator": {"func": "infeasible"}})
-    )
+    task = load_task(_write(tmp_path, {"id": "x", "instruction": "i", "evaluator": {"func": "infeasible"}}))
     assert task.infeasible and task.evaluator.getters() == []
 
 

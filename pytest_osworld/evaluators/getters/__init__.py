@@ -32,3 +32,46 @@ for _name in (
     "vm_wallpaper",
 ):
     GETTERS.register(_name, f"{_BASIC}:get_{_name}")
+_CHROME = "pytest_osworld.evaluators.getters.chrome"
+for _name in (
+    "profile_name",
+    "chrome_font_size",
+    "default_search_engine",
+    "enable_do_not_track",
+    "enable_safe_browsing",
+    "new_startup_page",
+    "data_delete_automacally",
+    "chrome_appearance_mode_ui",
+    "find_unpacked_extension_path",
+    "find_installed_extension_name",
+    "bookmarks",
+    "history",
+    "cookie_data",
+    "shortcuts_on_desktop",
+    "active_url_from_accessTree",
+    "active_tab_url_parse",
+    "url_dashPart",
+    "url_path_parse",
+    "open_tabs_info",
+    "active_tab_info",
+    "page_info",
+    "pdf_from_url",
+    "active_tab_html_parse",
+    "info_from_website",
+    "gotoRecreationPage_and_get_html_content",
+):
+    GETTERS.register(_name, f"{_CHROME}:get_{_name}")
+_APPS = "pytest_osworld.evaluators.getters.apps"
+for _name in (
+    "vlc_config",
+    "vlc_playing_info",
+    "gimp_config_file",
+    "vscode_config",
+    "default_video_player",
+    "audio_in_slide",
+    "background_image_in_slide",
+    "content_from_vm_file",
+    "googledrive_file",
+):
+    GETTERS.register(_name, f"{_APPS}:get_{_name}")
+GETTERS.register("rule_relativeTime", "pytest_osworld.evaluators.getters.relative_time:get_rule_relativeTime")

@@ -115,9 +115,7 @@ def get_list_directory(ctx: TaskContext, config: dict[str, Any]) -> dict[str, An
     try:
         return ctx.guest.list_directory(config["path"])
     except FileNotFoundError:
-        raise GetterError(
-            f"list_directory: {config['path']} not found in the environment"
-        ) from None
+        raise GetterError(f"list_directory: {config['path']} not found in the environment") from None
 
 
 def get_vm_screen_size(ctx: TaskContext, config: dict[str, Any]) -> dict[str, int]:

@@ -1,0 +1,103 @@
+"""Benchmark of the local desktop: restore, screenshot, action, a11y tree, file I/O.
+
+Prints medians next to OSWorld's own server measured on the same kind of machine
+(ENVIRONMENT.md Part C; the restore figure is the Vagrant snapshot restore of Part B),
+as ratios (OSWorld / ours: above 1 means we are faster).
+
+    .venv/bin/python bench/bench_desktop.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+
+from pytest_osworld.providers.base import ProviderConfig
+from pytest_osworld.providers.local import LocalProvider
+
+# name: (OSWorld's median in seconds, where it comes from, our target in seconds)
+OSWORLD = {
+    "restore to ready": (5.3, "vagrant snapshot restore (Part B)", 2.0),
+    "screenshot": (0.091, "OSWorld /screenshot", 0.060),
+    "pyautogui action": (0.255, "python -c per action via /execute", 0.030),
+    "a11y tree, Calc open": (9.0, "OSWorld /accessibility", 1.0),
+    "execute echo": (0.004, "OSWorld /execute", None),
+    "read 1 MiB file": (0.006, "OSWorld /file", None),
+    "upload 1 MiB file": (0.010, "OSWorld /setup/upload", None),
+}
+
+
+def median_of(func: Callable[[], object], runs: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        func()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    args = parser.parse_args()
+    runs = args.runs
+    provider = LocalProvider(ProviderConfig(worker_id="bench", work_dir=tempfile.mkdtemp()))
+    provider.start()
+    results: dict[str, float] = {}
+    try:
+        restore_times = []
+        for _ in range(max(3, runs // 2)):
+            start = time.perf_counter()
+            env = provider.restore("init_state")
+            restore_times.append(time.perf_counter() - start)
+        results["restore to ready"] = statistics.median(restore_times)
+        guest = env.guest
+        results["screenshot"] = median_of(guest.screenshot, runs * 2, warmup=2)
+        counter = iter(range(10**6))
+        results["pyautogui action"] = median_of(
+            lambda: guest.run_python(f"pyautogui.moveTo({100 + next(counter) % 500}, 300)"),
+            runs * 2, warmup=2,
+        )
+        results["execute echo"] = median_of(lambda: guest.execute(["echo", "hi"]), runs * 2)
+        blob = bytes(range(256)) * 4096
+        results["upload 1 MiB file"] = median_of(
+            lambda: guest.upload_file("/tmp/blob.bin", blob), runs)
+        results["read 1 MiB file"] = median_of(lambda: guest.read_file("/tmp/blob.bin"), runs)
+
+        import openpyxl
+
+        book = openpyxl.Workbook()
+        for row in range(1, 21):
+            book.active.cell(row, 1, f"row {row}")
+            book.active.cell(row, 2, row)
+        buffer = io.BytesIO()
+        book.save(buffer)
+        guest.upload_file("/home/user/Desktop/bench.xlsx", buffer.getvalue())
+        guest.open_file("/home/user/Desktop/bench.xlsx", timeout=60)
+        results["a11y tree, Calc open"] = median_of(
+            guest.accessibility_tree, max(3, runs // 2), warmup=1)
+        nodes = guest.accessibility_tree().count("<") - guest.accessibility_tree().count("</")
+    finally:
+        provider.stop()
+
+    header = f"{'operation':<22} {'ours':>10} {'target':>8} {'OSWorld':>9} {'ratio':>7}"
+    print(f"{header}  OSWorld source")
+    for name, ours in results.items():
+        theirs, source, target = OSWORLD[name]
+        target_text = "" if target is None else f"{target * 1000:.0f} ms"
+        status = "" if target is None else (" ok" if ours <= target else " MISS")
+        print(
+            f"{name:<22} {ours * 1000:>8.1f} ms {target_text:>8} {theirs * 1000:>6.0f} ms "
+            f"{theirs / ours:>6.1f}x  {source}{status}"
+        )
+    print(f"(a11y tree: about {nodes} elements; medians, this machine is noisy)")
+
+
+if __name__ == "__main__":
+    main()

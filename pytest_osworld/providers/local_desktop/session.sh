@@ -1,0 +1,44 @@
+#!/bin/bash
+# The desktop session, run by bubblewrap as uid 1000 ("user") inside the sandbox.
+#
+# Lays the home template down, starts Xvfb, the D-Bus session bus, the AT-SPI bus and
+# openbox, exposes Chromium's DevTools port and VLC's HTTP port on unix sockets in the
+# control directory, then becomes the guest server. Readiness is reported by the
+# server's /health, which the provider polls; nothing here sleeps for a fixed time.
+#
+# Environment (set by the provider): HOME, DISPLAY, XDG_RUNTIME_DIR, OSWORLD_CTL (the
+# bind-mounted control dir), OSWORLD_TEMPLATE (the home template, read-only),
+# OSWORLD_SCREEN (WxH), OSWORLD_GUEST_PYTHON (interpreter with pytest_osworld).
+set -u
+umask 022
+log() { echo "session: $*" >&2; }
+
+if [ -d "${OSWORLD_TEMPLATE:-}" ]; then
+    cp -a "$OSWORLD_TEMPLATE/." "$HOME/" || log "template copy failed"
+fi
+touch "$HOME/.Xauthority"           # python-xlib refuses to connect without it
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+
+# Xvfb writes the display number to fd 3 once it accepts connections.
+mkfifo /tmp/.xready
+Xvfb "$DISPLAY" -screen 0 "${OSWORLD_SCREEN}x24" -nolisten tcp -nolisten local -ac \
+    +extension RANDR -displayfd 3 3>/tmp/.xready &
+read -r _ </tmp/.xready
+rm -f /tmp/.xready
+log "X ready on $DISPLAY"
+
+# The session bus at OSWorld's path; a path socket, never an abstract one (which a shared
+# network namespace would expose to the host and the other sandboxes).
+DBUS_SESSION_BUS_ADDRESS=$(dbus-daemon --session --fork --nopidfile --print-address \
+    --address="unix:path=$XDG_RUNTIME_DIR/bus")
+export DBUS_SESSION_BUS_ADDRESS
+/usr/libexec/at-spi-bus-launcher --launch-immediately &
+gsettings set org.gnome.desktop.interface toolkit-accessibility true 2>/dev/null
+openbox --config-file "$OSWORLD_DESKTOP_DIR/openbox-rc.xml" &
+
+# Ports the host may need, served on unix sockets so they work without a shared network.
+socat "UNIX-LISTEN:$OSWORLD_CTL/cdp.sock,fork,mode=600" TCP:127.0.0.1:9222 &
+socat "UNIX-LISTEN:$OSWORLD_CTL/vlc.sock,fork,mode=600" TCP:127.0.0.1:8080 &
+
+exec "$OSWORLD_GUEST_PYTHON" -m pytest_osworld.guest \
+    --token-file "$OSWORLD_CTL/token" --unix-socket "$OSWORLD_CTL/guest.sock"
