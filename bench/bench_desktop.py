@@ -62,12 +62,12 @@ def main() -> None:
         counter = iter(range(10**6))
         results["pyautogui action"] = median_of(
             lambda: guest.run_python(f"pyautogui.moveTo({100 + next(counter) % 500}, 300)"),
-            runs * 2, warmup=2,
+            runs * 2,
+            warmup=2,
         )
         results["execute echo"] = median_of(lambda: guest.execute(["echo", "hi"]), runs * 2)
         blob = bytes(range(256)) * 4096
-        results["upload 1 MiB file"] = median_of(
-            lambda: guest.upload_file("/tmp/blob.bin", blob), runs)
+        results["upload 1 MiB file"] = median_of(lambda: guest.upload_file("/tmp/blob.bin", blob), runs)
         results["read 1 MiB file"] = median_of(lambda: guest.read_file("/tmp/blob.bin"), runs)
 
         import openpyxl
@@ -80,8 +80,7 @@ def main() -> None:
         book.save(buffer)
         guest.upload_file("/home/user/Desktop/bench.xlsx", buffer.getvalue())
         guest.open_file("/home/user/Desktop/bench.xlsx", timeout=60)
-        results["a11y tree, Calc open"] = median_of(
-            guest.accessibility_tree, max(3, runs // 2), warmup=1)
+        results["a11y tree, Calc open"] = median_of(guest.accessibility_tree, max(3, runs // 2), warmup=1)
         nodes = guest.accessibility_tree().count("<") - guest.accessibility_tree().count("</")
     finally:
         provider.stop()

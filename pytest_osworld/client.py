@@ -130,7 +130,11 @@ class GuestClient:
             self._conn = None
 
     def _once(
-        self, method: str, endpoint: str, body: bytes | None, headers: dict[str, str],
+        self,
+        method: str,
+        endpoint: str,
+        body: bytes | None,
+        headers: dict[str, str],
         timeout: float,
     ) -> _Reply:
         conn = self._connection(timeout)
@@ -186,18 +190,14 @@ class GuestClient:
             except (ConnectionError, FileNotFoundError, http.client.HTTPException) as exc:
                 last = exc
             except TimeoutError as exc:
-                raise GuestError(
-                    f"guest {endpoint}: no answer within {limit:g} s ({self!r})"
-                ) from exc
+                raise GuestError(f"guest {endpoint}: no answer within {limit:g} s ({self!r})") from exc
             except OSError as exc:
                 last = exc
             else:
                 if reply.status in ok:
                     return reply
                 if reply.status == 401:
-                    raise GuestError(
-                        f"guest {endpoint}: 401 unauthorized (wrong or missing token)"
-                    )
+                    raise GuestError(f"guest {endpoint}: 401 unauthorized (wrong or missing token)")
                 if reply.status >= 500 and idempotent and attempt + 1 < attempts:
                     last = GuestError(f"HTTP {reply.status}: {_reason(reply)}")
                 else:
@@ -206,8 +206,7 @@ class GuestClient:
                 time.sleep(delay)
                 delay *= 2
         raise GuestError(
-            f"guest {endpoint}: failed after {attempts} attempt(s) ({self!r}): "
-            f"{type(last).__name__}: {last}"
+            f"guest {endpoint}: failed after {attempts} attempt(s) ({self!r}): {type(last).__name__}: {last}"
         ) from last
 
     # -- the Guest protocol ------------------------------------------------------------------
@@ -250,12 +249,11 @@ class GuestClient:
             error=str(value.get("error") or ""),
         )
 
-    def execute(
-        self, command: list[str] | str, shell: bool = False, timeout: float = 120.0
-    ) -> CommandResult:
+    def execute(self, command: list[str] | str, shell: bool = False, timeout: float = 120.0) -> CommandResult:
         """Run a command and wait for it."""
         reply = self.request(
-            "POST", "/setup/execute",
+            "POST",
+            "/setup/execute",
             json_body={"command": command, "shell": shell, "timeout": timeout},
             timeout=timeout + SLACK,
         )
@@ -268,7 +266,9 @@ class GuestClient:
     def run_python(self, code: str, timeout: float = 30.0) -> CommandResult:
         """Run code in the guest's pyautogui worker."""
         reply = self.request(
-            "POST", "/run_python", json_body={"code": code, "timeout": timeout},
+            "POST",
+            "/run_python",
+            json_body={"code": code, "timeout": timeout},
             timeout=timeout + SLACK,
         )
         return self._command_result("/run_python", reply.json("/run_python"), "return_code")
@@ -280,41 +280,42 @@ class GuestClient:
         payload: dict[str, Any] = {"script": script, "timeout": timeout}
         if working_dir is not None:
             payload["working_dir"] = working_dir
-        reply = self.request(
-            "POST", "/run_bash_script", json_body=payload, timeout=timeout + SLACK
-        )
-        return self._command_result("/run_bash_script", reply.json("/run_bash_script"),
-                                    "returncode")
+        reply = self.request("POST", "/run_bash_script", json_body=payload, timeout=timeout + SLACK)
+        return self._command_result("/run_bash_script", reply.json("/run_bash_script"), "returncode")
 
     def open_file(self, path: str, timeout: float = 120.0) -> None:
         """Open a file and wait for its window."""
         self.request(
-            "POST", "/setup/open_file", json_body={"path": path, "timeout": timeout},
+            "POST",
+            "/setup/open_file",
+            json_body={"path": path, "timeout": timeout},
             timeout=timeout + SLACK,
         )
 
-    def activate_window(
-        self, window_name: str, strict: bool = False, by_class: bool = False
-    ) -> None:
+    def activate_window(self, window_name: str, strict: bool = False, by_class: bool = False) -> None:
         """Focus a window by title or class."""
         self.request(
-            "POST", "/setup/activate_window",
+            "POST",
+            "/setup/activate_window",
             json_body={"window_name": window_name, "strict": strict, "by_class": by_class},
         )
 
-    def close_window(
-        self, window_name: str, strict: bool = False, by_class: bool = False
-    ) -> None:
+    def close_window(self, window_name: str, strict: bool = False, by_class: bool = False) -> None:
         """Close a window by title or class."""
         self.request(
-            "POST", "/setup/close_window",
+            "POST",
+            "/setup/close_window",
             json_body={"window_name": window_name, "strict": strict, "by_class": by_class},
         )
 
     def read_file(self, path: str) -> bytes:
         """A file's bytes; ``FileNotFoundError`` when the guest has no such file."""
         reply = self.request(
-            "POST", "/file", form={"file_path": path}, idempotent=True, timeout=120.0,
+            "POST",
+            "/file",
+            form={"file_path": path},
+            idempotent=True,
+            timeout=120.0,
             ok=(200, 404),
         )
         if reply.status == 404:
@@ -327,27 +328,28 @@ class GuestClient:
         name = os.path.basename(path) or "file"
         body = b"".join(
             [
-                f'--{boundary}\r\nContent-Disposition: form-data; name="file_path"\r\n\r\n'
-                .encode(),
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file_path"\r\n\r\n'.encode(),
                 path.encode(),
                 f"\r\n--{boundary}\r\n".encode(),
-                f'Content-Disposition: form-data; name="file_data"; filename="{name}"\r\n'
-                .encode(),
+                f'Content-Disposition: form-data; name="file_data"; filename="{name}"\r\n'.encode(),
                 b"Content-Type: application/octet-stream\r\n\r\n",
                 data,
                 f"\r\n--{boundary}--\r\n".encode(),
             ]
         )
         self.request(
-            "POST", "/setup/upload", raw=(body, f"multipart/form-data; boundary={boundary}"),
-            timeout=600.0, idempotent=True,
+            "POST",
+            "/setup/upload",
+            raw=(body, f"multipart/form-data; boundary={boundary}"),
+            timeout=600.0,
+            idempotent=True,
         )
 
     def list_directory(self, path: str) -> dict[str, Any]:
         """The directory tree at ``path``."""
-        value = self.request(
-            "POST", "/list_directory", json_body={"path": path}, idempotent=True
-        ).json("/list_directory")
+        value = self.request("POST", "/list_directory", json_body={"path": path}, idempotent=True).json(
+            "/list_directory"
+        )
         tree = value.get("directory_tree") if isinstance(value, dict) else None
         if not isinstance(tree, dict):
             raise GuestError("guest /list_directory: answer has no 'directory_tree'")
@@ -361,8 +363,11 @@ class GuestClient:
     def window_size(self, app_class_name: str) -> tuple[int, int] | None:
         """Size of the first window of a WM class, or None."""
         reply = self.request(
-            "POST", "/window_size", form={"app_class_name": app_class_name},
-            idempotent=True, ok=(200, 404),
+            "POST",
+            "/window_size",
+            form={"app_class_name": app_class_name},
+            idempotent=True,
+            ok=(200, 404),
         )
         if reply.status == 404:
             return None

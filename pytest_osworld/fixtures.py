@@ -80,7 +80,7 @@ def osworld_provider(pytestconfig: pytest.Config, osworld_settings: Settings) ->
 
 
 @pytest.fixture(scope="session")
-def osworld_agent(osworld_settings: Settings) -> Iterator[Agent]:
+def osworld_agent(osworld_settings: Settings, osworld_provider: Provider) -> Iterator[Agent]:
     """The agent of ``--agent``, built once per worker; ``run_episode`` resets it per task."""
     name = osworld_settings.agent
     if not name:
@@ -92,6 +92,8 @@ def osworld_agent(osworld_settings: Settings) -> Iterator[Agent]:
         args=dict(osworld_settings.agent_args),
         observation_type=osworld_settings.observation_type,
         action_space=osworld_settings.action_space,
+        client_password=osworld_provider.client_password,
+        screen_size=osworld_provider.config.screen_size,
     )
     agent = factory(config)  # type: ignore[operator]
     yield agent

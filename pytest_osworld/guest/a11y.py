@@ -151,18 +151,16 @@ class TreeBuilder:
             component = table_obj.queryComponent()
             x, y, width, height = component.getExtents(pyatspi.DESKTOP_COORDS)
             first = component.getAccessibleAtPoint(x + 1, y + 1, pyatspi.DESKTOP_COORDS)
-            last = component.getAccessibleAtPoint(
-                x + width - 2, y + height - 2, pyatspi.DESKTOP_COORDS
-            )
+            last = component.getAccessibleAtPoint(x + width - 2, y + height - 2, pyatspi.DESKTOP_COORDS)
             if first is None or last is None:
                 return []
             row0, col0 = _cell_position(table, first)
             row1, col1 = _cell_position(table, last)
         except Exception:
             return []
-        positions = [
-            (row, col) for row in range(row0, row1 + 1) for col in range(col0, col1 + 1)
-        ][: self.limits.max_cells]
+        positions = [(row, col) for row in range(row0, row1 + 1) for col in range(col0, col1 + 1)][
+            : self.limits.max_cells
+        ]
 
         def read(position: tuple[int, int]) -> ET.Element | None:
             cell = _safe(lambda: table.getAccessibleAt(*position), None)

@@ -146,9 +146,7 @@ def window_manager_name() -> str | None:
     disp = _display()
     try:
         root = disp.screen().root
-        prop = root.get_full_property(
-            disp.intern_atom("_NET_SUPPORTING_WM_CHECK"), X.AnyPropertyType
-        )
+        prop = root.get_full_property(disp.intern_atom("_NET_SUPPORTING_WM_CHECK"), X.AnyPropertyType)
         if prop is None or not prop.value:
             return None
         check = disp.create_resource_object("window", prop.value[0])

@@ -52,8 +52,17 @@ OPENERS: dict[str, list[str]] = {
     **{
         ext: ["libreoffice", "--norestore"]
         for ext in (
-            ".xlsx", ".xls", ".ods", ".csv", ".docx", ".doc", ".odt", ".rtf",
-            ".pptx", ".ppt", ".odp",
+            ".xlsx",
+            ".xls",
+            ".ods",
+            ".csv",
+            ".docx",
+            ".doc",
+            ".odt",
+            ".rtf",
+            ".pptx",
+            ".ppt",
+            ".odp",
         )
     },
     ".pdf": ["google-chrome"],
@@ -138,9 +147,7 @@ class Response:
 
 def _parse_multipart(content_type: str, body: bytes) -> dict[str, Any]:
     parser = email.parser.BytesParser(policy=email.policy.HTTP)
-    message = parser.parsebytes(
-        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body
-    )
+    message = parser.parsebytes(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
     if not message.is_multipart():
         raise HTTPError(400, "malformed multipart body")
     result: dict[str, Any] = {}
@@ -278,9 +285,7 @@ class GuestApp:
     def handle(self, request: Request) -> Response:
         """Authorize, route and run one request; every failure becomes a JSON status."""
         if not self.authorized(request.headers.get("authorization")):
-            return Response.of_json(
-                {"status": "error", "message": "missing or wrong bearer token"}, 401
-            )
+            return Response.of_json({"status": "error", "message": "missing or wrong bearer token"}, 401)
         route = self.routes.get(request.path)
         if route is None:
             return Response.of_json({"status": "error", "message": "no such endpoint"}, 404)
@@ -295,9 +300,7 @@ class GuestApp:
             return Response.of_json({"status": "error", "message": exc.reason}, exc.status)
         except Exception as exc:
             traceback.print_exc()
-            return Response.of_json(
-                {"status": "error", "message": f"{type(exc).__name__}: {exc}"}, 500
-            )
+            return Response.of_json({"status": "error", "message": f"{type(exc).__name__}: {exc}"}, 500)
 
     # -- observation -------------------------------------------------------------------------
 
@@ -325,9 +328,7 @@ class GuestApp:
         except Exception as exc:
             state["worker"] = False
             state["worker_error"] = str(exc)
-        state["ready"] = bool(
-            state["x"] and state["wm"] and state["atspi"] and state["worker"]
-        )
+        state["ready"] = bool(state["x"] and state["wm"] and state["atspi"] and state["worker"])
         return Response.of_json(state)
 
     def screenshot(self, request: Request) -> Response:
@@ -404,9 +405,7 @@ class GuestApp:
                 check=False,
             )
         except FileNotFoundError as exc:
-            return Response.of_json(
-                {"status": "error", "output": "", "error": str(exc), "returncode": 127}
-            )
+            return Response.of_json({"status": "error", "output": "", "error": str(exc), "returncode": 127})
         except subprocess.TimeoutExpired as exc:
             raise HTTPError(504, f"command timed out after {timeout:g} s") from exc
         return Response.of_json(
@@ -487,8 +486,12 @@ class GuestApp:
         except subprocess.TimeoutExpired as exc:
             output = exc.stdout if isinstance(exc.stdout, str) else ""
             return Response.of_json(
-                {"status": "error", "output": output, "error": f"timed out after {timeout:g} s",
-                 "returncode": -1}
+                {
+                    "status": "error",
+                    "output": output,
+                    "error": f"timed out after {timeout:g} s",
+                    "returncode": -1,
+                }
             )
         return Response.of_json(
             {
@@ -522,9 +525,7 @@ class GuestApp:
     def _window_op(self, request: Request, action: str) -> Response:
         fields = request.json()
         name = _str_field(fields, "window_name")
-        flags = desktop.window_flags(
-            action, _bool_field(fields, "strict"), _bool_field(fields, "by_class")
-        )
+        flags = desktop.window_flags(action, _bool_field(fields, "strict"), _bool_field(fields, "by_class"))
         done = desktop.wmctrl(flags, name)
         verb = "activated" if action == "a" else "closed"
         if done.returncode != 0:
@@ -554,7 +555,9 @@ class GuestApp:
             raise HTTPError(403, f"{path} is not readable") from exc
         name = urllib.parse.quote(os.path.basename(path))
         return Response(
-            200, data, "application/octet-stream",
+            200,
+            data,
+            "application/octet-stream",
             {"Content-Disposition": f"attachment; filename*=UTF-8''{name}"},
         )
 
@@ -590,7 +593,10 @@ class GuestApp:
         """The wallpaper file named by gsettings ``picture-uri``; 404 when unset."""
         done = subprocess.run(
             ["gsettings", "get", "org.gnome.desktop.background", "picture-uri"],
-            capture_output=True, text=True, timeout=10, check=False,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
         uri = done.stdout.strip().strip("'\"")
         path = urllib.parse.unquote(urllib.parse.urlparse(uri).path) if uri else ""
@@ -607,7 +613,9 @@ class GuestApp:
         for key in ("picture-uri", "picture-uri-dark"):
             subprocess.run(
                 ["gsettings", "set", "org.gnome.desktop.background", key, uri],
-                capture_output=True, timeout=10, check=False,
+                capture_output=True,
+                timeout=10,
+                check=False,
             )
         return Response.of_text(f"wallpaper set to {path}")
 
@@ -623,13 +631,31 @@ class GuestApp:
                 os.unlink(RECORDING_PATH)
             proc = subprocess.Popen(
                 [
-                    "ffmpeg", "-y", "-loglevel", "error", "-f", "x11grab", "-draw_mouse", "1",
-                    "-video_size", f"{width}x{height}", "-framerate", "30",
-                    "-i", os.environ.get("DISPLAY", ":0"),
-                    "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+                    "ffmpeg",
+                    "-y",
+                    "-loglevel",
+                    "error",
+                    "-f",
+                    "x11grab",
+                    "-draw_mouse",
+                    "1",
+                    "-video_size",
+                    f"{width}x{height}",
+                    "-framerate",
+                    "30",
+                    "-i",
+                    os.environ.get("DISPLAY", ":0"),
+                    "-c:v",
+                    "libx264",
+                    "-preset",
+                    "ultrafast",
+                    "-pix_fmt",
+                    "yuv420p",
                     RECORDING_PATH,
                 ],
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
             )
             # Started means: ffmpeg wrote the file header, or is still running after 2 s.
             deadline = time.monotonic() + 2.0
@@ -697,16 +723,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         length_text = headers.get("content-length", "0")
         if "chunked" in headers.get("transfer-encoding", "").lower():
-            self._send(Response.of_json({"status": "error", "message":
-                                         "chunked bodies are not supported"}, 411), close=True)
+            self._send(
+                Response.of_json({"status": "error", "message": "chunked bodies are not supported"}, 411),
+                close=True,
+            )
             return
         try:
             length = int(length_text)
         except ValueError:
             length = -1
         if length < 0 or length > MAX_BODY:
-            self._send(Response.of_json({"status": "error", "message":
-                                         "bad Content-Length"}, 400), close=True)
+            self._send(
+                Response.of_json({"status": "error", "message": "bad Content-Length"}, 400), close=True
+            )
             return
         body = self.rfile.read(length) if length else b""
         self._send(app.handle(Request(self.command, parsed.path, headers, body)))

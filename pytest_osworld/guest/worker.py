@@ -177,9 +177,7 @@ class ActionWorker:
             except (OSError, ConnectionError) as exc:
                 self._kill()
                 return WorkerResult(-1, "", f"worker died: {exc}")
-            return WorkerResult(
-                int(reply["returncode"]), str(reply["output"]), str(reply["error"])
-            )
+            return WorkerResult(int(reply["returncode"]), str(reply["output"]), str(reply["error"]))
 
     def close(self) -> None:
         """Stop the worker."""

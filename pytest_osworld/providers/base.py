@@ -43,6 +43,8 @@ class Provider(ABC):
 
     #: The provider's registry name, e.g. ``local``.
     name: str = ""
+    #: The desktop user's password (OSWorld tasks pipe it to ``sudo -S``).
+    client_password: str = "password"
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config

@@ -77,11 +77,15 @@ class LocalOptions:
     @classmethod
     def parse(cls, options: dict[str, str]) -> LocalOptions:
         """Validate the options; a bad value raises ``ValueError`` naming the option."""
-        default_cache = Path(
-            os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        ) / "pytest-osworld" / "local"
+        default_cache = (
+            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-osworld" / "local"
+        )
         unknown = set(options) - {
-            "cache_dir", "ready_timeout", "template_timeout", "rebuild_template", "python",
+            "cache_dir",
+            "ready_timeout",
+            "template_timeout",
+            "rebuild_template",
+            "python",
         }
         if unknown:
             raise ValueError(f"unknown local provider option(s): {', '.join(sorted(unknown))}")
@@ -123,15 +127,14 @@ def passwd_files() -> tuple[str, str]:
         except OSError:
             lines = []
         kept = [
-            entry for entry in lines
+            entry
+            for entry in lines
             if entry.split(":")[0] != "user"
             and (len(entry.split(":")) < 3 or entry.split(":")[2] != str(SANDBOX_UID))
         ]
         return "\n".join([*kept, line]) + "\n"
 
-    passwd = rewrite(
-        "/etc/passwd", f"user:x:{SANDBOX_UID}:{SANDBOX_UID}:user:{SANDBOX_HOME}:/bin/bash"
-    )
+    passwd = rewrite("/etc/passwd", f"user:x:{SANDBOX_UID}:{SANDBOX_UID}:user:{SANDBOX_HOME}:/bin/bash")
     group = rewrite("/etc/group", f"user:x:{SANDBOX_UID}:")
     return passwd, group
 
@@ -140,7 +143,8 @@ def _hidden_host_paths() -> list[str]:
     """Host paths the sandbox needs but its tmpfs mounts would hide (venv, package)."""
     needed = {os.path.realpath(sys.prefix), str(DESKTOP_DIR.parent.parent.parent)}
     return sorted(
-        path for path in needed
+        path
+        for path in needed
         if any(path == top or path.startswith(top + "/") for top in ("/home", "/tmp", "/run"))
     )
 
@@ -162,13 +166,34 @@ def bwrap_argv(
     """
     argv = [
         "bwrap",
-        "--die-with-parent", "--new-session",
-        "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--hostname", "sandbox",
-        "--ro-bind", "/", "/",
-        "--dev", "/dev", "--proc", "/proc",
-        "--tmpfs", "/dev/shm", "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/home",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-user",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "sandbox",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/dev/shm",
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/run",
+        "--tmpfs",
+        "/home",
     ]
     if not network:
         argv.append("--unshare-net")
@@ -179,9 +204,15 @@ def bwrap_argv(
     for path in _hidden_host_paths():
         argv += ["--ro-bind", path, path]
     argv += [
-        "--ro-bind", os.path.join(etc_dir, "passwd"), "/etc/passwd",
-        "--ro-bind", os.path.join(etc_dir, "group"), "/etc/group",
-        "--bind", ctl_dir, SANDBOX_CTL,
+        "--ro-bind",
+        os.path.join(etc_dir, "passwd"),
+        "/etc/passwd",
+        "--ro-bind",
+        os.path.join(etc_dir, "group"),
+        "/etc/group",
+        "--bind",
+        ctl_dir,
+        SANDBOX_CTL,
     ]
     if home is not None:
         argv += ["--bind", home, SANDBOX_HOME]
@@ -375,14 +406,11 @@ class LocalProvider(Provider):
     def _start_impl(self) -> None:
         missing = [prog for prog in REQUIRED_PROGRAMS if shutil.which(prog) is None]
         if missing:
-            raise EnvironmentFailure(
-                f"the local desktop needs {', '.join(missing)}; run scripts/install.sh"
-            )
+            raise EnvironmentFailure(f"the local desktop needs {', '.join(missing)}; run scripts/install.sh")
         base = Path(self.config.work_dir) if self.config.work_dir else None
         if base is not None:
             base.mkdir(parents=True, exist_ok=True)
-        self._work = Path(tempfile.mkdtemp(prefix=f"osworld-local-{self.config.worker_id}-",
-                                           dir=base))
+        self._work = Path(tempfile.mkdtemp(prefix=f"osworld-local-{self.config.worker_id}-", dir=base))
         etc = self._work / "etc"
         etc.mkdir()
         passwd, group = passwd_files()
@@ -463,9 +491,7 @@ class LocalProvider(Provider):
         log = (root / "session.log").open("wb")
         try:
             proc = self._spawner.call(
-                lambda: subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-                )
+                lambda: subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
             )
         finally:
             log.close()
@@ -494,9 +520,7 @@ class LocalProvider(Provider):
                         return GuestClient(unix_socket=str(sock), token=session.token)
                     last = f"not ready: {state}"
             time.sleep(0.03)
-        raise EnvironmentFailure(
-            f"local desktop not ready after {self.options.ready_timeout:g} s: {last}"
-        )
+        raise EnvironmentFailure(f"local desktop not ready after {self.options.ready_timeout:g} s: {last}")
 
     def _kill_session(self) -> None:
         session, self._session = self._session, None
@@ -553,9 +577,7 @@ class LocalProvider(Provider):
         log_path = self._work / "template-build.log"
         with log_path.open("wb") as log:
             proc = self._spawner.call(
-                lambda: subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-                )
+                lambda: subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
             )
             try:
                 code = proc.wait(timeout=self.options.template_timeout)
@@ -565,6 +587,4 @@ class LocalProvider(Provider):
                 code = -1
         if code != 0:
             tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
-            raise EnvironmentFailure(
-                f"building the local desktop template failed (exit {code}):\n{tail}"
-            )
+            raise EnvironmentFailure(f"building the local desktop template failed (exit {code}):\n{tail}")

@@ -37,9 +37,12 @@ def wait_for(probe: Callable[[], T | None], timeout: float, what: str) -> T:
 
 @pytest.fixture(scope="module")
 def provider(tmp_path_factory) -> Iterator[LocalProvider]:
-    made = LocalProvider(ProviderConfig(
-        worker_id="itest-guest", work_dir=str(tmp_path_factory.mktemp("local")),
-    ))
+    made = LocalProvider(
+        ProviderConfig(
+            worker_id="itest-guest",
+            work_dir=str(tmp_path_factory.mktemp("local")),
+        )
+    )
     made.start()
     yield made
     made.stop()
@@ -64,9 +67,7 @@ def calc(env: Environment) -> Environment:
     env.guest.upload_file("/home/user/Desktop/numbers.xlsx", buffer.getvalue())
     env.guest.open_file("/home/user/Desktop/numbers.xlsx", timeout=60)
     # Go to D2 through the Name Box (Ctrl+Shift+T focuses it), then type.
-    wait_for(
-        lambda: "table-cell" in env.guest.accessibility_tree(), 30, "Calc's sheet in AT-SPI"
-    )
+    wait_for(lambda: "table-cell" in env.guest.accessibility_tree(), 30, "Calc's sheet in AT-SPI")
     result = env.guest.run_python(
         "pyautogui.hotkey('ctrl', 'shift', 't'); pyautogui.typewrite('D2\\n');"
         "pyautogui.typewrite('zz_typed_123\\n')"

@@ -36,9 +36,13 @@ def wait_for(probe: Callable[[], T | None], timeout: float, what: str) -> T:
 
 
 def make_provider(worker: str, tmp_path_factory, network: bool = False) -> LocalProvider:
-    provider = LocalProvider(ProviderConfig(
-        worker_id=worker, work_dir=str(tmp_path_factory.mktemp(worker)), network=network,
-    ))
+    provider = LocalProvider(
+        ProviderConfig(
+            worker_id=worker,
+            work_dir=str(tmp_path_factory.mktemp(worker)),
+            network=network,
+        )
+    )
     provider.start()
     return provider
 
@@ -81,8 +85,9 @@ def test_two_environments_cannot_see_each_others_files_or_processes(provider, tm
         other = other_provider.restore("init_state")
         mine.guest.execute("echo mine > ~/Desktop/secret.txt", shell=True)
         mine.guest.launch(["sleep", "4242"])
-        wait_for(lambda: "sleep 4242" in mine.guest.execute(["ps", "-eo", "args"]).output,
-                 10, "the marker process")
+        wait_for(
+            lambda: "sleep 4242" in mine.guest.execute(["ps", "-eo", "args"]).output, 10, "the marker process"
+        )
         with pytest.raises(FileNotFoundError):
             other.guest.read_file("/home/user/Desktop/secret.txt")
         assert "sleep 4242" not in other.guest.execute(["ps", "-eo", "args"]).output
@@ -93,8 +98,9 @@ def test_two_environments_cannot_see_each_others_files_or_processes(provider, tm
 
 
 def test_no_network_by_default(env):
-    result = env.guest.execute(["python3", "-c",
-        "import socket; print(sorted(n for _, n in socket.if_nameindex()))"])
+    result = env.guest.execute(
+        ["python3", "-c", "import socket; print(sorted(n for _, n in socket.if_nameindex()))"]
+    )
     assert result.output.strip() == "['lo']"
 
 
@@ -108,8 +114,13 @@ def test_shared_network_reaches_host_loopback(tmp_path_factory):
     try:
         env = provider.restore("init_state")
         port = server.server_address[1]
-        result = env.guest.execute(["python3", "-c",
-            f"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{port}/').status)"])
+        result = env.guest.execute(
+            [
+                "python3",
+                "-c",
+                f"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{port}/').status)",
+            ]
+        )
         assert result.output.strip() == "200", result.error
     finally:
         provider.stop()
@@ -135,8 +146,12 @@ APPS = {
     "writer": (["libreoffice", "--writer"], "LibreOffice Writer", "soffice", "soffice"),
     "impress": (["libreoffice", "--impress"], "LibreOffice Impress", "soffice", "soffice"),
     # Started the way OSWorld's tasks start it: DevTools on 1337, socat exposing 9222.
-    "chromium": (["google-chrome", "--remote-debugging-port=1337", "about:blank"],
-                 "Chromium", "Chromium", "chromium"),
+    "chromium": (
+        ["google-chrome", "--remote-debugging-port=1337", "about:blank"],
+        "Chromium",
+        "Chromium",
+        "chromium",
+    ),
     "thunderbird": (["thunderbird"], "Thunderbird", "Thunderbird", "thunderbird"),
     "gimp": (["gimp"], "GNU Image Manipulation Program", "gimp", "gimp"),
     "terminal": (["gnome-terminal"], "Terminal", "gnome-terminal-server", "gnome-terminal"),
@@ -155,16 +170,16 @@ def test_app_starts_shows_a_window_and_is_in_the_a11y_tree(env, app):
         pytest.skip(f"{program} is not installed")
     env.guest.launch(command)
     windows = wait_for(
-        lambda: (lambda out: out if title in out else None)(
-            env.guest.execute(["wmctrl", "-l"]).output),
-        60, f"a window titled *{title}*",
+        lambda: (lambda out: out if title in out else None)(env.guest.execute(["wmctrl", "-l"]).output),
+        60,
+        f"a window titled *{title}*",
     )
     assert title in windows
     if a11y_name is not None:
         names = wait_for(
-            lambda: (lambda n: n if a11y_name in n else None)(
-                _app_names(env.guest.accessibility_tree())),
-            30, f"{a11y_name} in the AT-SPI tree",
+            lambda: (lambda n: n if a11y_name in n else None)(_app_names(env.guest.accessibility_tree())),
+            90,
+            f"{a11y_name} in the AT-SPI tree",
         )
         assert a11y_name in names
     if app == "vlc":
@@ -188,16 +203,20 @@ def test_app_starts_shows_a_window_and_is_in_the_a11y_tree(env, app):
     if app == "terminal":
         env.guest.activate_window("Terminal")
         env.guest.run_python("pyautogui.typewrite('echo term-marker\\n')")
-        wait_for(lambda: "term-marker" in (env.guest.terminal_output() or ""), 20,
-                 "the terminal's text through /terminal")
+        wait_for(
+            lambda: "term-marker" in (env.guest.terminal_output() or ""),
+            20,
+            "the terminal's text through /terminal",
+        )
     if app == "chromium":
         # Port 9222 inside the sandbox is relayed to the host (env.extra["chromium_cdp_url"]).
         env.guest.launch(["socat", "tcp-listen:9222,fork,reuseaddr", "tcp:localhost:1337"])
 
         def version() -> bytes | None:
             try:
-                with urllib.request.urlopen(env.extra["chromium_cdp_url"] + "/json/version",
-                                            timeout=5) as response:
+                with urllib.request.urlopen(
+                    env.extra["chromium_cdp_url"] + "/json/version", timeout=5
+                ) as response:
                     return bytes(response.read())
             except (urllib.error.URLError, ConnectionError):
                 return None

@@ -168,7 +168,9 @@ def test_running_tasks_without_an_agent_is_a_usage_error(pytester: pytest.Pytest
     result = pytester.runpytest("tasks")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*no agent chosen: OSWorld tasks need --agent NAME (or module:attr). Available agents: *noop*replay*"]
+        [
+            "*no agent chosen: OSWorld tasks need --agent NAME (or module:attr). Available agents: *noop*replay*"
+        ]
     )
     # collecting alone needs no agent
     assert pytester.runpytest("--collect-only", "tasks").ret == 0

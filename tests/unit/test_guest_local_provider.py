@@ -17,8 +17,9 @@ from pytest_osworld.providers.local import (
 
 
 def test_options_defaults_and_parsing(tmp_path):
-    options = LocalOptions.parse({"cache_dir": str(tmp_path), "ready_timeout": "12.5",
-                                  "rebuild_template": "yes"})
+    options = LocalOptions.parse(
+        {"cache_dir": str(tmp_path), "ready_timeout": "12.5", "rebuild_template": "yes"}
+    )
     assert options.cache_dir == tmp_path
     assert options.ready_timeout == 12.5
     assert options.rebuild_template is True
@@ -40,19 +41,34 @@ def test_bad_options_name_the_option(options, message):
 
 def _argv(network: bool, home: str | None = None) -> list[str]:
     return bwrap_argv(
-        ctl_dir="/h/ctl", home=home, template="/h/tpl", network=network,
-        env={"HOME": "/home/user"}, etc_dir="/h/etc", command=["/bin/bash", "s.sh"],
+        ctl_dir="/h/ctl",
+        home=home,
+        template="/h/tpl",
+        network=network,
+        env={"HOME": "/home/user"},
+        etc_dir="/h/etc",
+        command=["/bin/bash", "s.sh"],
     )
 
 
 def test_bwrap_isolates_by_default():
     argv = _argv(network=False)
-    for flag in ("--unshare-net", "--unshare-pid", "--unshare-user", "--die-with-parent",
-                 "--clearenv", "--new-session"):
+    for flag in (
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-user",
+        "--die-with-parent",
+        "--clearenv",
+        "--new-session",
+    ):
         assert flag in argv
     assert argv[argv.index("--uid") + 1] == "1000"
-    assert argv[argv.index("/home") - 1: argv.index("/home") + 1] == ["--tmpfs", "/home"]
-    assert argv[argv.index("/h/ctl") - 1: argv.index("/h/ctl") + 2] == ["--bind", "/h/ctl", "/run/osworld/ctl"]
+    assert argv[argv.index("/home") - 1 : argv.index("/home") + 1] == ["--tmpfs", "/home"]
+    assert argv[argv.index("/h/ctl") - 1 : argv.index("/h/ctl") + 2] == [
+        "--bind",
+        "/h/ctl",
+        "/run/osworld/ctl",
+    ]
     assert argv[-2:] == ["/bin/bash", "s.sh"]
 
 
@@ -62,7 +78,11 @@ def test_shared_network_mode_keeps_the_host_network():
 
 def test_template_build_binds_the_home():
     argv = _argv(network=False, home="/h/staging")
-    assert argv[argv.index("/h/staging") - 1: argv.index("/h/staging") + 2] == ["--bind", "/h/staging", "/home/user"]
+    assert argv[argv.index("/h/staging") - 1 : argv.index("/h/staging") + 2] == [
+        "--bind",
+        "/h/staging",
+        "/home/user",
+    ]
 
 
 def test_passwd_has_user_1000_once():
@@ -82,8 +102,14 @@ def test_sandbox_env_puts_the_wrappers_first():
 
 
 def test_support_files_exist_and_are_executable():
-    for name in ("session.sh", "build_template.sh", "bin/google-chrome", "bin/python",
-                 "bin/python3", "bin/sudo"):
+    for name in (
+        "session.sh",
+        "build_template.sh",
+        "bin/google-chrome",
+        "bin/python",
+        "bin/python3",
+        "bin/sudo",
+    ):
         path = DESKTOP_DIR / name
         assert path.is_file(), name
         assert path.stat().st_mode & 0o111, name

@@ -91,8 +91,12 @@ def call(
 
 def post_json(path: str, endpoint: str, payload: object, token: str | None = TOKEN) -> tuple[int, dict]:
     status, data = call(
-        path, "POST", endpoint, json.dumps(payload).encode(),
-        {"Content-Type": "application/json"}, token,
+        path,
+        "POST",
+        endpoint,
+        json.dumps(payload).encode(),
+        {"Content-Type": "application/json"},
+        token,
     )
     return status, json.loads(data)
 
@@ -102,8 +106,13 @@ def post_json(path: str, endpoint: str, payload: object, token: str | None = TOK
 
 @pytest.mark.parametrize(
     ("method", "endpoint"),
-    [("GET", "/health"), ("GET", "/screenshot"), ("POST", "/execute"), ("POST", "/file"),
-     ("GET", "/no-such-endpoint")],
+    [
+        ("GET", "/health"),
+        ("GET", "/screenshot"),
+        ("POST", "/execute"),
+        ("POST", "/file"),
+        ("GET", "/no-such-endpoint"),
+    ],
 )
 def test_requests_without_token_get_401(guest, method, endpoint):
     path, _ = guest
@@ -129,8 +138,12 @@ def test_an_unauthorized_upload_is_refused_before_its_body_is_read(guest, tmp_pa
     path, _ = guest
     target = tmp_path / "never.txt"
     status, _ = call(
-        path, "POST", "/setup/upload", b"x" * 100_000,
-        {"Content-Type": "multipart/form-data; boundary=b"}, token=None,
+        path,
+        "POST",
+        "/setup/upload",
+        b"x" * 100_000,
+        {"Content-Type": "multipart/form-data; boundary=b"},
+        token=None,
     )
     assert status == 401
     assert not target.exists()
@@ -182,7 +195,8 @@ def test_missing_fields_name_the_field(guest):
     assert post_json(path, "/setup/open_file", {})[1]["message"] == "missing field 'path'"
     assert post_json(path, "/list_directory", {"path": ""})[1]["message"] == "missing field 'path'"
     assert post_json(path, "/run_python", {"code": 3}) == (
-        400, {"status": "error", "message": "'code' must be a string"}
+        400,
+        {"status": "error", "message": "'code' must be a string"},
     )
 
 
@@ -191,7 +205,8 @@ def test_bad_content_length_is_400(guest):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
     sock.sendall(
-        b"POST /execute HTTP/1.1\r\nHost: g\r\nAuthorization: Bearer " + TOKEN.encode()
+        b"POST /execute HTTP/1.1\r\nHost: g\r\nAuthorization: Bearer "
+        + TOKEN.encode()
         + b"\r\nContent-Length: lots\r\n\r\n"
     )
     reply = sock.recv(4096)
@@ -201,8 +216,13 @@ def test_bad_content_length_is_400(guest):
 
 def test_upload_needs_multipart(guest):
     path, _ = guest
-    status, data = call(path, "POST", "/setup/upload", b"file_path=/tmp/x",
-                        {"Content-Type": "application/x-www-form-urlencoded"})
+    status, data = call(
+        path,
+        "POST",
+        "/setup/upload",
+        b"file_path=/tmp/x",
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert status == 400
     assert "multipart" in json.loads(data)["message"]
 
@@ -266,7 +286,8 @@ def test_run_python_reports_output_errors_and_exit_codes(guest):
 def test_run_bash_script_merges_stderr(guest, tmp_path):
     path, _ = guest
     status, data = post_json(
-        path, "/run_bash_script",
+        path,
+        "/run_bash_script",
         {"script": "pwd; echo oops >&2; exit 2", "working_dir": str(tmp_path)},
     )
     assert status == 200
@@ -278,15 +299,30 @@ def test_file_reads_and_404s(guest, tmp_path):
     path, _ = guest
     target = tmp_path / "a.bin"
     target.write_bytes(b"\x00\x01payload")
-    status, data = call(path, "POST", "/file", f"file_path={target}".encode(),
-                        {"Content-Type": "application/x-www-form-urlencoded"})
+    status, data = call(
+        path,
+        "POST",
+        "/file",
+        f"file_path={target}".encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert (status, data) == (200, b"\x00\x01payload")
-    status, data = call(path, "POST", "/file", f"file_path={tmp_path}/missing".encode(),
-                        {"Content-Type": "application/x-www-form-urlencoded"})
+    status, data = call(
+        path,
+        "POST",
+        "/file",
+        f"file_path={tmp_path}/missing".encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert status == 404
     assert "does not exist" in json.loads(data)["message"]
-    status, _ = call(path, "POST", "/file", f"file_path={tmp_path}".encode(),
-                     {"Content-Type": "application/x-www-form-urlencoded"})
+    status, _ = call(
+        path,
+        "POST",
+        "/file",
+        f"file_path={tmp_path}".encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert status == 400
 
 
@@ -296,8 +332,9 @@ def test_list_directory_tree(guest, tmp_path):
     (tmp_path / "d" / "f.txt").write_text("x")
     status, data = post_json(path, "/list_directory", {"path": str(tmp_path / "d")})
     assert status == 200
-    assert data == {"directory_tree": {"type": "directory", "name": "d", "children": [
-        {"type": "file", "name": "f.txt"}]}}
+    assert data == {
+        "directory_tree": {"type": "directory", "name": "d", "children": [{"type": "file", "name": "f.txt"}]}
+    }
     assert post_json(path, "/list_directory", {"path": str(tmp_path / "nope")})[0] == 404
 
 

@@ -1,0 +1,468 @@
+"""The shared base of the model-driven agents: prompting, history, retries, usage, cost.
+
+A :class:`PromptAgent` turns each observation into a user turn (screenshot, linearised
+accessibility tree, or Set-of-Marks image and table, by the observation type), sends it
+after the system prompt and the last few steps, parses the answer into actions, and
+records the tokens and an estimated cost. A subclass implements one provider's call
+(:meth:`PromptAgent._complete`) and says which of its errors are worth retrying
+(:meth:`PromptAgent._describe_error`).
+
+Options come from ``--agent-arg NAME=VALUE`` (:attr:`AgentConfig.args`); see
+:data:`COMMON_ARGS`. API keys come from environment variables only. They are never
+logged nor recorded, and every error message is scrubbed of them before it leaves.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal
+
+from pytest_osworld.actions import Action, ActionParseError
+from pytest_osworld.agent import AgentConfig, AgentStep, Observation, Usage
+from pytest_osworld.errors import AgentFailure
+from pytest_osworld.observe import (
+    DEFAULT_TREE_TOKENS,
+    Marks,
+    downscale,
+    linearize,
+    png_size,
+    resolve_tags,
+    scale_code,
+    scale_params,
+    set_of_marks,
+)
+from pytest_osworld.parse import parse_actions, thought_of
+from pytest_osworld.task import Task
+
+from .prompts import system_prompt
+
+log = logging.getLogger("pytest_osworld.agents")
+
+#: Recorded as the previous answer when a step produced no usable action.
+NO_VALID_ACTION = "(no valid action)"
+#: Shown to the model after an answer that could not be used.
+PARSE_FEEDBACK = "Your previous answer could not be used: {error}"
+REDACTED = "[redacted]"
+
+#: Approximate list prices in USD per million tokens (input, output), by model-name
+#: prefix; the longest matching prefix wins. They drift: override them per run with
+#: ``--agent-arg price_in=... price_out=...``. Models not listed cost 0.
+PRICES: dict[str, tuple[float, float]] = {
+    "claude-3-opus": (15.0, 75.0),
+    "claude-opus-4": (15.0, 75.0),
+    "claude-3-sonnet": (3.0, 15.0),
+    "claude-3-5-sonnet": (3.0, 15.0),
+    "claude-3-7-sonnet": (3.0, 15.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-3-haiku": (0.25, 1.25),
+    "claude-3-5-haiku": (0.8, 4.0),
+    "claude-haiku-4": (1.0, 5.0),
+    "gpt-4-vision-preview": (10.0, 30.0),
+    "gpt-4-turbo": (10.0, 30.0),
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.4, 1.6),
+    "gemini-1.5-pro": (1.25, 5.0),
+    "gemini-1.5-flash": (0.075, 0.3),
+    "gemini-2.0-flash": (0.1, 0.4),
+    "gemini-2.5-pro": (1.25, 10.0),
+    "gemini-2.5-flash": (0.3, 2.5),
+}
+
+#: Options every model agent accepts, with their defaults (``none`` omits a sampling
+#: parameter from the request, for models that reject it).
+COMMON_ARGS: dict[str, str] = {
+    "temperature": "1.0",
+    "top_p": "0.9",
+    "max_tokens": "1500",
+    "history": "3",
+    "base_url": "",
+    "api_key_env": "",
+    "timeout": "120",
+    "max_attempts": "6",
+    "backoff": "2",
+    "max_backoff": "60",
+    "retry_budget": "600",
+    "a11y_max_tokens": str(DEFAULT_TREE_TOKENS),
+    "max_side": "0",
+    "price_in": "",
+    "price_out": "",
+}
+
+
+class AgentConfigError(AgentFailure):
+    """An ``--agent-arg`` value, model or key is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message of the conversation: text and PNG images."""
+
+    role: Literal["user", "assistant"]
+    text: str
+    images: tuple[bytes, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling parameters; None leaves one out of the request."""
+
+    temperature: float | None
+    top_p: float | None
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer and the tokens it cost."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ApiFailure:
+    """A provider error, as the retry loop sees it."""
+
+    retryable: bool
+    summary: str
+    retry_after: float | None = None
+
+
+def price_for(model: str) -> tuple[float, float] | None:
+    """The (input, output) USD price per million tokens of ``model``, if listed."""
+    matches = [prefix for prefix in PRICES if model.startswith(prefix)]
+    return PRICES[max(matches, key=len)] if matches else None
+
+
+def with_default_model(config: AgentConfig, model: str) -> AgentConfig:
+    """``config`` with ``model`` filled in unless ``--model`` named one."""
+    return config if config.model else replace(config, model=model)
+
+
+def png_base64(png: bytes) -> str:
+    """The PNG as base64 text, as the providers' JSON carries images."""
+    return base64.b64encode(png).decode("ascii")
+
+
+def http_failure(status: int | None, message: str, headers: Mapping[str, str] | None) -> ApiFailure:
+    """Classify an HTTP-level failure: 408, 409, 429 and 5xx (and no status) are retried."""
+    retryable = status is None or status in (408, 409, 429) or status >= 500
+    retry_after: float | None = None
+    if headers is not None:
+        raw = headers.get("retry-after")
+        try:
+            retry_after = float(raw) if raw is not None else None
+        except ValueError:
+            retry_after = None
+    label = f"HTTP {status}" if status is not None else "no response"
+    first_line = message.strip().splitlines()[0] if message.strip() else ""
+    return ApiFailure(retryable, f"{label}: {first_line[:300]}", retry_after)
+
+
+class _Args:
+    """Typed access to ``--agent-arg`` values; errors name the argument."""
+
+    def __init__(self, agent: str, args: Mapping[str, str], defaults: Mapping[str, str]) -> None:
+        unknown = sorted(set(args) - set(defaults))
+        if unknown:
+            raise AgentConfigError(
+                f"agent {agent!r} does not know --agent-arg {', '.join(unknown)}; "
+                f"it accepts: {', '.join(sorted(defaults))}"
+            )
+        self.agent = agent
+        self.values = {**defaults, **args}
+
+    def _bad(self, name: str, expected: str) -> AgentConfigError:
+        return AgentConfigError(
+            f"agent {self.agent!r}: --agent-arg {name}={self.values[name]!r} is not {expected}"
+        )
+
+    def text(self, name: str) -> str:
+        return self.values[name].strip()
+
+    def number(self, name: str, *, optional: bool = False) -> float | None:
+        raw = self.text(name)
+        if optional and raw.lower() in ("", "none"):
+            return None
+        try:
+            return float(raw)
+        except ValueError:
+            raise self._bad(name, "a number" + (" or 'none'" if optional else "")) from None
+
+    def real(self, name: str) -> float:
+        try:
+            return float(self.text(name))
+        except ValueError:
+            raise self._bad(name, "a number") from None
+
+    def integer(self, name: str, minimum: int = 0) -> int:
+        raw = self.text(name)
+        try:
+            value = int(raw)
+        except ValueError:
+            raise self._bad(name, f"an integer >= {minimum}") from None
+        if value < minimum:
+            raise self._bad(name, f"an integer >= {minimum}")
+        return value
+
+
+class PromptAgent:
+    """An agent that asks a chat model for the next step, with OSWorld's prompting.
+
+    Subclasses set :attr:`provider`, :attr:`default_model` and :attr:`key_env`, build
+    their SDK client in :meth:`_connect`, and implement :meth:`_complete` and
+    :meth:`_describe_error`.
+    """
+
+    #: Shown in errors and logs ("anthropic", "openai", "gemini").
+    provider = "model"
+    #: The model used when ``--model`` is not given.
+    default_model = ""
+    #: Environment variables searched for the API key, in order.
+    key_env: tuple[str, ...] = ()
+    #: Whether running without any API key is allowed (local OpenAI-compatible servers).
+    key_optional = False
+    #: Options this agent accepts beyond :data:`COMMON_ARGS`, with defaults.
+    extra_args: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        *,
+        defaults: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.model = config.model or self.default_model
+        if not self.model:
+            raise AgentConfigError(f"agent {config.name!r} needs a model: pass --model")
+        args = _Args(config.name, config.args, {**COMMON_ARGS, **self.extra_args, **(defaults or {})})
+        self.args = args
+        self.sampling = Sampling(
+            temperature=args.number("temperature", optional=True),
+            top_p=args.number("top_p", optional=True),
+            max_tokens=args.integer("max_tokens", minimum=1),
+        )
+        self.history_length = args.integer("history")
+        self.timeout = args.real("timeout")
+        self.max_attempts = args.integer("max_attempts", minimum=1)
+        self.backoff = args.real("backoff")
+        self.max_backoff = args.real("max_backoff")
+        self.retry_budget = args.real("retry_budget")
+        self.tree_tokens = args.integer("a11y_max_tokens", minimum=1)
+        self.max_side = args.integer("max_side")
+        self.base_url = args.text("base_url") or None
+        listed = price_for(self.model)
+        price_in = args.number("price_in", optional=True)
+        price_out = args.number("price_out", optional=True)
+        self.prices = (
+            price_in if price_in is not None else (listed[0] if listed else 0.0),
+            price_out if price_out is not None else (listed[1] if listed else 0.0),
+        )
+        if (config.observation_type, config.action_space) == ("som", "computer_13"):
+            raise AgentConfigError("the som observation type works with the pyautogui action space only")
+        # An unknown observation type or action space fails here, not at the first step.
+        system_prompt(config.observation_type, config.action_space, password="", screen_size=(1, 1))
+        self._sleep = sleep
+        self._clock = clock
+        self._api_key = self._find_key()
+        self._history: deque[tuple[Turn, Turn]] = deque(maxlen=self.history_length or None)
+        self._feedback: str | None = None
+        self.client: Any = self._connect(self._api_key)
+
+    # -- what subclasses provide ---------------------------------------------------------------
+
+    def _connect(self, api_key: str | None) -> Any:
+        """Build the SDK client (retries off: the agent retries itself)."""
+        raise NotImplementedError
+
+    def _complete(self, system: str, turns: list[Turn], sampling: Sampling) -> Completion:
+        """One call to the model."""
+        raise NotImplementedError
+
+    def _describe_error(self, exc: Exception) -> ApiFailure | None:
+        """The provider error as an :class:`ApiFailure`; None if it is not an API error."""
+        raise NotImplementedError
+
+    # -- the protocol --------------------------------------------------------------------------
+
+    def reset(self, task: Task) -> None:
+        """Forget the previous episode's history."""
+        self._history.clear()
+        self._feedback = None
+
+    def close(self) -> None:
+        """Release the SDK client's connections (subclasses that hold any)."""
+
+    def act(self, instruction: str, observation: Observation) -> AgentStep:
+        """Ask the model for the next step; a malformed answer is a step with parse_error."""
+        view = self._view(observation)
+        system = system_prompt(
+            self.config.observation_type,
+            self.config.action_space,
+            password=self.config.client_password,
+            screen_size=view.screen_size,
+            instruction=instruction,
+        )
+        turns = [turn for pair in self._history for turn in pair] + [view.turn]
+        completion = self._call(system, turns)
+        usage = Usage(
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            cost_usd=(completion.input_tokens * self.prices[0] + completion.output_tokens * self.prices[1])
+            / 1_000_000,
+        )
+        text = completion.text
+        try:
+            actions = self._finish(parse_actions(text, self.config.action_space), view)
+            parse_error: str | None = None
+        except ActionParseError as exc:
+            actions, parse_error = [], str(exc)
+        self._feedback = parse_error
+        answer = text.strip() or NO_VALID_ACTION
+        if self.history_length:
+            self._history.append((view.turn, Turn("assistant", answer)))
+        return AgentStep(
+            actions=actions,
+            response=text,
+            thought=thought_of(text),
+            usage=usage,
+            parse_error=parse_error,
+        )
+
+    # -- observation ---------------------------------------------------------------------------
+
+    def _view(self, observation: Observation) -> _View:
+        kind = self.config.observation_type
+        width, height = self.config.screen_size
+        parts: list[str] = []
+        if self._feedback:
+            parts.append(PARSE_FEEDBACK.format(error=self._feedback))
+        images: list[bytes] = []
+        factor = 1.0
+        marks: Marks | None = None
+        if kind in ("screenshot", "screenshot_a11y_tree", "som"):
+            if observation.screenshot is None:
+                raise AgentFailure(f"observation type {kind!r} needs a screenshot; none was taken")
+            shot = observation.screenshot
+            try:
+                width, height = png_size(shot)
+            except ValueError as exc:
+                raise AgentFailure(f"cannot read the observation: {exc}") from None
+            if kind == "som":
+                marks = set_of_marks(shot, self._tree(observation), self.tree_tokens)
+                shot = marks.image
+            image, factor = downscale(shot, self.max_side)
+            images.append(image)
+            parts.append("The screen now, as a screenshot:")
+        if kind in ("a11y_tree", "screenshot_a11y_tree"):
+            table = linearize(self._tree(observation), self.tree_tokens, scale=factor)
+            parts.append("The screen's accessibility tree now:\n" + table)
+        if marks is not None:
+            parts.append("The numbered boxes on the screenshot:\n" + marks.table)
+        parts.append("What is the next step?")
+        size = (round(width / factor), round(height / factor))
+        return _View(Turn("user", "\n\n".join(parts), tuple(images)), factor, marks, size)
+
+    def _tree(self, observation: Observation) -> str:
+        if observation.accessibility_tree is None:
+            raise AgentFailure(
+                f"observation type {self.config.observation_type!r} needs the accessibility "
+                "tree; none was taken"
+            )
+        return observation.accessibility_tree
+
+    def _finish(self, actions: list[Action], view: _View) -> list[Action]:
+        """Map coordinates back to the screen and resolve ``tag_N`` names."""
+        done: list[Action] = []
+        for action in actions:
+            if action.kind == "code":
+                code = scale_code(action.code, view.factor)
+                if view.marks is not None:
+                    code = resolve_tags(code, view.marks)
+                done.append(Action(kind="code", code=code))
+            elif action.kind == "computer_13" and action.params is not None:
+                done.append(Action(kind="computer_13", params=scale_params(action.params, view.factor)))
+            else:
+                done.append(action)
+        return done
+
+    # -- the call, retried -----------------------------------------------------------------
+
+    def _call(self, system: str, turns: list[Turn]) -> Completion:
+        start = self._clock()
+        attempt = 0
+        while True:
+            attempt += 1
+            failure: ApiFailure | None
+            try:
+                return self._complete(system, turns, self.sampling)
+            except Exception as exc:  # classified below, outside the handler
+                failure = self._describe_error(exc)
+                if failure is None:
+                    failure = ApiFailure(False, f"{type(exc).__name__}: {exc}")
+            delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+            delay = max(delay, min(failure.retry_after or 0.0, self.max_backoff))
+            delay *= 1.0 + random.uniform(0.0, 0.1)  # a little jitter for parallel workers
+            elapsed = self._clock() - start
+            summary = self.scrub(failure.summary)
+            if not failure.retryable:
+                raise AgentFailure(f"{self.provider} API error ({self.model}): {summary}")
+            if attempt >= self.max_attempts or elapsed + delay > self.retry_budget:
+                raise AgentFailure(
+                    f"{self.provider} API ({self.model}) still failing after {attempt} "
+                    f"attempts over {elapsed:.1f}s: {summary}"
+                )
+            log.warning(
+                "%s API (%s): %s; attempt %d/%d, retrying in %.1fs",
+                self.provider,
+                self.model,
+                summary,
+                attempt,
+                self.max_attempts,
+                delay,
+            )
+            self._sleep(delay)
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def _find_key(self) -> str | None:
+        custom = self.args.text("api_key_env")
+        names = (custom,) if custom else self.key_env
+        for name in names:
+            value = os.environ.get(name, "").strip()
+            if value:
+                return value
+        if self.key_optional:
+            return None
+        raise AgentConfigError(
+            f"agent {self.config.name!r} needs an API key: set {' or '.join(names)} "
+            "(or name another variable with --agent-arg api_key_env=NAME)"
+        )
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the API key replaced by ``[redacted]``."""
+        if self._api_key:
+            text = text.replace(self._api_key, REDACTED)
+        return text
+
+
+@dataclass(frozen=True)
+class _View:
+    """One observation as the model sees it."""
+
+    turn: Turn
+    factor: float
+    marks: Marks | None
+    screen_size: tuple[int, int]

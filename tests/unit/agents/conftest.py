@@ -1,0 +1,66 @@
+"""Fixtures of the agent tests: a local provider server, a task, a distinctive fake key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from agent_wire import ProviderServer, start
+
+from pytest_osworld.task import Task, load_task
+
+#: The fake API key; no recorded output may ever contain it.
+FAKE_KEY = "sk-test-DISTINCTIVE-7f3a9c2e51b8"
+
+_PROVIDER_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_PROFILE",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No real key or endpoint of the machine leaks into a test."""
+    for name in _PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+
+
+@pytest.fixture
+def provider_server() -> Iterator[ProviderServer]:
+    """A local server answering with recordings; stopped after the test."""
+    state = ProviderServer()
+    server = start(state)
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def task(tmp_path: Path) -> Task:
+    """A small feasible task."""
+    path = tmp_path / "os" / "hello.json"
+    path.parent.mkdir()
+    path.write_text(
+        json.dumps(
+            {
+                "id": "hello",
+                "instruction": "Write 'hello; world' into ~/hello.txt",
+                "evaluator": {"func": "infeasible"},
+            }
+        )
+    )
+    return load_task(path)
