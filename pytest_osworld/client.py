@@ -201,7 +201,9 @@ class GuestClient:
                 if reply.status >= 500 and idempotent and attempt + 1 < attempts:
                     last = GuestError(f"HTTP {reply.status}: {_reason(reply)}")
                 else:
-                    raise GuestError(f"guest {endpoint}: HTTP {reply.status}: {_reason(reply)}")
+                    raise GuestError(
+                        f"guest {endpoint}: HTTP {reply.status}: {_reason(reply)}", status=reply.status
+                    )
             if attempt + 1 < attempts:
                 time.sleep(delay)
                 delay *= 2

@@ -51,6 +51,11 @@ class SetupStepError(EnvironmentFailure):
 class GuestError(EnvironmentFailure):
     """The guest server answered with an error or did not answer at all."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        #: The HTTP status of the guest's answer, when there was one.
+        self.status = status
+        super().__init__(message)
+
 
 class AgentFailure(OSWorldError):
     """The agent raised (for example its model API stayed down): the episode is an ERROR."""

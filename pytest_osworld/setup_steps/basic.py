@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from pytest_osworld.context import TaskContext
-from pytest_osworld.errors import EnvironmentFailure
+from pytest_osworld.errors import EnvironmentFailure, GuestError, NeedsCapability
 
 
 def _command(ctx: TaskContext, command: list[str] | str, shell: bool | str) -> tuple[list[str] | str, bool]:
@@ -36,7 +36,16 @@ def upload_file_step(ctx: TaskContext, local_path: str, path: str) -> None:
 def launch_step(ctx: TaskContext, command: list[str] | str, shell: bool | str = False) -> None:
     """Start a program inside the environment without waiting for it."""
     cmd, use_shell = _command(ctx, command, shell)
-    ctx.guest.launch(cmd, shell=use_shell)
+    try:
+        ctx.guest.launch(cmd, shell=use_shell)
+    except GuestError as exc:
+        if exc.status == 404 and not use_shell:
+            program = cmd[0] if isinstance(cmd, list) else cmd
+            raise NeedsCapability(
+                f"the task launches {program!r}, which this desktop does not have ({exc}); "
+                "use a provider whose image has it (for example --provider=vagrant with the Ubuntu box)"
+            ) from exc
+        raise
 
 
 def execute_step(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from pytest_osworld.errors import GetterError, NeedsCapability
 
 PROFILE = "/home/user/.config/google-chrome/Default"
 OMNIBOX_NAMES = ("Address and search bar",)
+OMNIBOX_ATTEMPTS = 10
 #: Chrome's ``browser.theme.color_scheme`` values.
 COLOR_SCHEMES = {0: "system", 1: "light", 2: "dark"}
 
@@ -209,8 +211,18 @@ def omnibox_text(tree_xml: str) -> str | None:
 
 
 def active_url(ctx: TaskContext, config: dict[str, Any]) -> str:
-    """``goto_prefix`` (default ``https://``) plus the omnibox text."""
-    text = omnibox_text(ctx.guest.accessibility_tree())
+    """``goto_prefix`` (default ``https://``) plus the omnibox text.
+
+    Chrome may still be starting (its ``launch`` step does not wait), so the tree is read
+    again, a bounded number of times, until the address bar shows.
+    """
+    text = None
+    for attempt in range(OMNIBOX_ATTEMPTS):
+        text = omnibox_text(ctx.guest.accessibility_tree())
+        if text is not None:
+            break
+        if attempt + 1 < OMNIBOX_ATTEMPTS:
+            time.sleep(1.0)
     if text is None:
         raise GetterError("no Chrome address bar in the accessibility tree; is Chrome open?")
     prefix = config.get("goto_prefix", "https://")

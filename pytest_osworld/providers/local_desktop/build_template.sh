@@ -87,7 +87,9 @@ fi
 # here only the default-browser question and telemetry are turned off for new profiles.
 mkdir -p "$HOME/.thunderbird"
 
-# --- Default applications for xdg-open.
+# --- Default applications for xdg-open. Videos open in Chromium, standing in for
+# Ubuntu's "Videos" app: as on OSWorld's image, VLC is not the default video player
+# until the user makes it one (multi_apps 937087b6 asks for exactly that).
 cat >"$HOME/.config/mimeapps.list" <<'MIME'
 [Default Applications]
 application/vnd.openxmlformats-officedocument.spreadsheetml.sheet=libreoffice-calc.desktop
@@ -104,7 +106,15 @@ application/pdf=chromium.desktop
 text/html=chromium.desktop
 x-scheme-handler/http=chromium.desktop
 x-scheme-handler/https=chromium.desktop
-video/mp4=vlc.desktop
+video/mp4=chromium.desktop
+video/x-matroska=chromium.desktop
+video/webm=chromium.desktop
+video/x-msvideo=chromium.desktop
+video/quicktime=chromium.desktop
+video/mpeg=chromium.desktop
+video/ogg=chromium.desktop
+video/x-flv=chromium.desktop
+video/3gpp=chromium.desktop
 audio/mpeg=vlc.desktop
 image/png=gimp.desktop
 image/jpeg=gimp.desktop
