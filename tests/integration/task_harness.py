@@ -1,0 +1,50 @@
+"""Run a task file end to end on a real desktop, with its solution or a variant of it.
+
+Used by the task-suite tests to prove every evaluator both ways: the reference solution
+scores 1, and a deliberately wrong end state (a one-line change of the solution) scores
+below 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from pytest_osworld.agent import AgentConfig
+from pytest_osworld.agents.basic import ReplayAgent
+from pytest_osworld.assets import AssetCache
+from pytest_osworld.context import TaskContext
+from pytest_osworld.evaluators.evaluate import Evaluation, evaluate
+from pytest_osworld.providers.base import Provider
+from pytest_osworld.runner import Budget, Episode, run_episode
+from pytest_osworld.setup_steps import run_steps
+from pytest_osworld.task import Task, load_task
+
+
+def with_solution_line(task: Task, index: int, replacement: str | dict[str, Any]) -> Task:
+    """``task`` with line ``index`` of its solution replaced (a one-line change)."""
+    if task.solution is None:
+        raise ValueError(f"{task.nodename} has no solution")
+    solution = list(task.solution)
+    solution[index] = replacement
+    return dataclasses.replace(task, solution=tuple(solution))
+
+
+def run_task(provider: Provider, task: Task | Path, work_dir: Path, max_steps: int = 50) -> tuple[Episode, Evaluation]:
+    """Restore, set up, replay the task's solution and evaluate; return both results."""
+    if isinstance(task, Path):
+        task = load_task(task)
+    env = provider.restore(task.snapshot or "init_state")
+    ctx = TaskContext(
+        task=task,
+        guest=env.guest,
+        assets=AssetCache(work_dir / "cache", offline=True),
+        work_dir=work_dir,
+        client_password=env.client_password,
+        screen_size=env.screen_size,
+        cdp_url=env.extra.get("chromium_cdp_url"),
+    )
+    run_steps(ctx, task.config)
+    episode = run_episode(task, env.guest, ReplayAgent(AgentConfig(name="replay")), Budget(max_steps=max_steps))
+    return episode, evaluate(ctx, episode.last_action)
