@@ -297,6 +297,7 @@ def run_task(
         ("outcome", outcome),
         ("end_reason", episode.end_reason.value),
         ("steps", len(episode.steps)),
+        ("duration", f"{result.duration_s:.3f}"),
         ("input_tokens", episode.usage.input_tokens),
         ("output_tokens", episode.usage.output_tokens),
     ):

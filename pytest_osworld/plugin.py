@@ -114,7 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config, "workerinput", None) is None:
         config.pluginmanager.register(SummaryPlugin(settings), "osworld-summary")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistHooks(settings), "osworld-xdist")
+        config.pluginmanager.register(_XdistHooks(settings, config), "osworld-xdist")
 
 
 def _with_results_dir(settings: Settings, results_dir: Path) -> Settings:
@@ -126,12 +126,20 @@ def _with_results_dir(settings: Settings, results_dir: Path) -> Settings:
 class _XdistHooks:
     """Hands the controller's results folder to every worker."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, config: pytest.Config) -> None:
         self.settings = settings
+        self.config = config
 
     def pytest_configure_node(self, node: Any) -> None:
         """Give the worker the controller's results folder (one run, one folder)."""
         node.workerinput["osworld_results_dir"] = str(self.settings.results_dir)
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under xdist only the workers collect: the controller stops a run of tasks with no agent."""
+        if self.settings.agent or self.config.option.collectonly:
+            return
+        if any(".json::" in nodeid for nodeid in ids):
+            pytest.exit(NO_AGENT.format(names=", ".join(AGENTS.names())), returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -193,7 +201,8 @@ def pytest_collection_modifyitems(
         if isinstance(item, TaskItem) and item.task.id in broken:
             item.add_marker(pytest.mark.xfail(reason=f"known broken: {broken[item.task.id]}", strict=True))
     tasks = [item for item in items if isinstance(item, TaskItem)]
-    if tasks and not settings.agent and not config.option.collectonly:
+    is_worker = getattr(config, "workerinput", None) is not None
+    if tasks and not settings.agent and not config.option.collectonly and not is_worker:
         raise pytest.UsageError(NO_AGENT.format(names=", ".join(AGENTS.names())))
 
 

@@ -176,6 +176,13 @@ def test_running_tasks_without_an_agent_is_a_usage_error(pytester: pytest.Pytest
     assert pytester.runpytest("--collect-only", "tasks").ret == 0
 
 
+def test_no_agent_under_xdist_is_a_usage_error(pytester: pytest.Pytester, write_task) -> None:
+    write_task()
+    result = pytester.runpytest("tasks", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*no agent chosen: OSWorld tasks need --agent NAME*"])
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

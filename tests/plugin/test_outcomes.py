@@ -168,6 +168,7 @@ def test_junit_properties(pytester: pytest.Pytester, write_task) -> None:
     assert len(props["task_sha256"]) == 64
     assert props["plugin_version"]
     assert props["outcome"] == "passed"
+    assert float(props["duration"]) > 0
 
 
 def test_all_outcomes_under_xdist(pytester: pytest.Pytester, write_task) -> None:
