@@ -139,7 +139,9 @@ class _XdistHooks:
         if self.settings.agent or self.config.option.collectonly:
             return
         if any(".json::" in nodeid for nodeid in ids):
-            pytest.exit(NO_AGENT.format(names=", ".join(AGENTS.names())), returncode=pytest.ExitCode.USAGE_ERROR)
+            pytest.exit(
+                NO_AGENT.format(names=", ".join(AGENTS.names())), returncode=pytest.ExitCode.USAGE_ERROR
+            )
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

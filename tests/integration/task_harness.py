@@ -31,7 +31,9 @@ def with_solution_line(task: Task, index: int, replacement: str | dict[str, Any]
     return dataclasses.replace(task, solution=tuple(solution))
 
 
-def run_task(provider: Provider, task: Task | Path, work_dir: Path, max_steps: int = 50) -> tuple[Episode, Evaluation]:
+def run_task(
+    provider: Provider, task: Task | Path, work_dir: Path, max_steps: int = 50
+) -> tuple[Episode, Evaluation]:
     """Restore, set up, replay the task's solution and evaluate; return both results."""
     if isinstance(task, Path):
         task = load_task(task)
@@ -46,5 +48,7 @@ def run_task(provider: Provider, task: Task | Path, work_dir: Path, max_steps: i
         cdp_url=env.extra.get("chromium_cdp_url"),
     )
     run_steps(ctx, task.config)
-    episode = run_episode(task, env.guest, ReplayAgent(AgentConfig(name="replay")), Budget(max_steps=max_steps))
+    episode = run_episode(
+        task, env.guest, ReplayAgent(AgentConfig(name="replay")), Budget(max_steps=max_steps)
+    )
     return episode, evaluate(ctx, episode.last_action)
