@@ -9,10 +9,10 @@ import io
 import pytest
 from agent_wire import with_text
 from PIL import Image, ImageDraw
-from pytest_osworld.agents.llm import Completion, PromptAgent, http_failure
 
 from conftest import FAKE_KEY
 from pytest_osworld.agent import AGENTS, AgentConfig, Observation
+from pytest_osworld.agents.llm import Completion, PromptAgent, http_failure
 from pytest_osworld.errors import AgentFailure, UnknownNameError
 from pytest_osworld.observe import png_size
 from pytest_osworld.providers.fake import FakeGuest

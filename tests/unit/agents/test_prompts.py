@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from pytest_osworld.agents.prompts import PROMPTS, system_prompt
 
+from pytest_osworld.agents.prompts import PROMPTS, system_prompt
 from pytest_osworld.errors import UnknownNameError
 
 

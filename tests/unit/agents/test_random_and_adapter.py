@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 
 import pytest
-from pytest_osworld.agents.osworld_adapter import NO_ACTIONS, OSWorldAdapter
-from pytest_osworld.agents.random_agent import SAFE_KEYS
 
 from pytest_osworld.actions import Action
 from pytest_osworld.agent import AGENTS, AgentConfig, Observation
+from pytest_osworld.agents.osworld_adapter import NO_ACTIONS, OSWorldAdapter
+from pytest_osworld.agents.random_agent import SAFE_KEYS
 from pytest_osworld.computer13 import validate
 from pytest_osworld.errors import AgentFailure
 from pytest_osworld.providers.fake import FakeGuest, tiny_png
