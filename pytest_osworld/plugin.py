@@ -113,6 +113,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
     if getattr(config, "workerinput", None) is None:
         config.pluginmanager.register(SummaryPlugin(settings), "osworld-summary")
+        if config.option.verbose > 0 and not getattr(config.option, "numprocesses", None):
+            config.pluginmanager.register(StepProgress(config), "osworld-progress")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(settings, config), "osworld-xdist")
 
@@ -256,6 +258,32 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         ("plugin_version", __version__),
     ):
         item.user_properties.append((name, value))
+
+
+class StepProgress:
+    """With ``-v`` (and no xdist), one line per agent step while a task runs."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_osworld_step(self, item: pytest.Item, step: dict[str, Any]) -> None:
+        """Print the step's number, actions and any error."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or not isinstance(item, TaskItem):
+            return
+        actions = "; ".join(
+            a if isinstance(a, str) else json.dumps(a) for a in step.get("actions", [])
+        ).replace("\n", " | ")
+        problem = step.get("parse_error") or "; ".join(step.get("action_errors", []))
+        line = f"    step {step['step_num']}/{item.config.stash[SETTINGS_KEY].max_steps}: {actions[:120]}"
+        if problem:
+            line += f"  [{problem[:80]}]"
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if capture is None:
+            reporter.write_line(line)
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(line)
 
 
 class SummaryPlugin:

@@ -211,3 +211,9 @@ def _properties(junit) -> dict[str, str]:
     case = root.find(".//testcase")
     assert case is not None
     return {p.get("name"): p.get("value") for p in case.iter("property")}
+
+
+def test_verbose_run_shows_each_step(pytester: pytest.Pytester, write_task) -> None:
+    write_task(solution=["# fake: write /home/user/out.txt hello", "DONE"])
+    result = pytester.runpytest("tasks", "--agent=replay", "-v")
+    result.stdout.fnmatch_lines(["    step 1/15: # fake: write /home/user/out.txt hello", "    step 2/15: DONE"])
