@@ -23,6 +23,8 @@ HISTORY_PATH = "/home/user/.config/google-chrome/Default/History"
 #: Microseconds between 1601-01-01 (Chrome's epoch) and 1970-01-01.
 CHROME_EPOCH_OFFSET_US = 11_644_473_600 * 1_000_000
 CONNECT_ATTEMPTS = 20
+#: The pages a fresh Chrome window shows before any URL is opened.
+BLANK_PAGES = ("about:blank", "chrome://newtab", "chrome://new-tab-page")
 
 
 def is_live(url: str) -> bool:
@@ -69,7 +71,7 @@ def chrome_open_tabs_step(ctx: TaskContext, urls_to_open: list[str]) -> None:
         raise NeedsCapability(f"the task opens {live[0]} from the live web; this run has no network access")
     with cdp_browser(ctx) as browser:
         context = browser.contexts[0] if browser.contexts else browser.new_context()
-        blank = [p for p in context.pages if p.url in ("about:blank", "chrome://newtab/")]
+        blank = [p for p in context.pages if p.url.startswith(BLANK_PAGES)]
         for url in urls_to_open:
             page = context.new_page()
             page.goto(url, wait_until="load", timeout=60_000)
@@ -83,11 +85,18 @@ def chrome_close_tabs_step(ctx: TaskContext, urls_to_close: list[str]) -> None:
 
     with cdp_browser(ctx) as browser:
         for url in urls_to_close:
-            for context in browser.contexts:
-                match = next((p for p in context.pages if compare_urls(p.url, url)), None)
-                if match is not None:
-                    match.close()
-                    break
+            pages = [page for context in browser.contexts for page in context.pages]
+            match = next((page for page in pages if compare_urls(_current_url(page), url)), None)
+            if match is not None:
+                match.close()
+
+
+def _current_url(page: Any) -> str:
+    """The page's address as the page itself reports it (the protocol's may lag behind)."""
+    try:
+        return str(page.evaluate("location.href"))
+    except Exception:
+        return str(page.url)
 
 
 def update_browse_history_step(ctx: TaskContext, history: list[dict[str, Any]]) -> None:

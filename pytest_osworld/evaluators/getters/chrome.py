@@ -317,19 +317,50 @@ def _refuse_live(ctx: TaskContext, url: str) -> None:
         raise NeedsCapability(f"the evaluator loads {url} from the live web; this run has no network access")
 
 
+def tab_strip_titles(tree_xml: str) -> list[str]:
+    """The names of Chrome's tabs in the order the tab strip shows them (from the a11y tree)."""
+    from lxml import etree
+
+    try:
+        root = etree.fromstring(tree_xml.encode())
+    except etree.XMLSyntaxError:
+        return []
+    return [
+        str(tab.get("name", "")) for strip in root.iter("page-tab-list") for tab in strip.iter("page-tab")
+    ]
+
+
+def _in_strip_order(tabs: list[dict[str, str]], strip: list[str]) -> list[dict[str, str]]:
+    """Order tabs as the tab strip shows them; the DevTools protocol lists them in its own order.
+
+    A strip entry is named after the page's title (Chrome may append details such as
+    memory use); pages that match no entry keep their relative order at the end.
+    """
+    remaining = list(range(len(tabs)))
+    ordered: list[dict[str, str]] = []
+    for name in strip:
+        match = next((i for i in remaining if tabs[i]["title"] and name.startswith(tabs[i]["title"])), None)
+        if match is not None:
+            remaining.remove(match)
+            ordered.append(tabs[match])
+    return ordered + [tabs[i] for i in remaining]
+
+
 def get_open_tabs_info(ctx: TaskContext, config: dict[str, Any]) -> list[dict[str, str]]:
-    """``[{title, url}]`` of every open tab."""
+    """``[{title, url}]`` of every open tab, in the tab strip's order."""
     tabs = []
     with _browser(ctx) as browser:
         for context in browser.contexts:
             for page in context.pages:
+                if page.url.startswith(("devtools://", "chrome-extension://")):
+                    continue
                 try:
                     page.wait_for_load_state("load", timeout=10_000)
                     title = page.title()
                 except Exception:
                     title = "Load timeout"
                 tabs.append({"title": title, "url": page.url})
-    return tabs
+    return _in_strip_order(tabs, tab_strip_titles(ctx.guest.accessibility_tree()))
 
 
 def _page_content(ctx: TaskContext, url: str) -> dict[str, str]:

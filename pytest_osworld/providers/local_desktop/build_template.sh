@@ -55,6 +55,15 @@ cat >"$CHROME/Default/Preferences" <<'JSON'
  "translate": {"enabled": false}, "credentials_enable_service": false,
  "profile": {"password_manager_enabled": false, "exit_type": "Normal", "exited_cleanly": true}}
 JSON
+# One headless start creates the profile's databases (History, Cookies, Web Data), which
+# OSWorld's update_browse_history step and history/cookie getters expect to exist.
+if command -v chromium >/dev/null; then
+    timeout 60 chromium --headless=new --user-data-dir="$CHROME" --no-first-run --disable-gpu \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --dump-dom about:blank >/dev/null 2>&1 || log "chromium profile init failed"
+    rm -rf "$CHROME/Default/"{Cache,"Code Cache",GPUCache,DawnGraphiteCache,DawnWebGPUCache} \
+        "$CHROME/"{GrShaderCache,ShaderCache,GraphiteDawnCache} 2>/dev/null || true
+fi
 
 # --- VLC: no privacy question, the Lua HTTP interface on 8080 with password "password"
 # (OSWorld's VLC getters read /requests/status.xml there), no network metadata.
