@@ -30,7 +30,7 @@ from pytest_osworld.evaluators.metrics import METRICS
 from pytest_osworld.providers.base import Environment
 from pytest_osworld.report.results import TaskRecorder, TaskResult
 from pytest_osworld.runner import Budget, EndReason, Episode, run_episode
-from pytest_osworld.settings import Settings
+from pytest_osworld.settings import SETTINGS_KEY, Settings
 from pytest_osworld.setup_steps import SETUP_STEPS
 from pytest_osworld.task import Task, load_task, looks_like_task
 
@@ -90,16 +90,23 @@ class TaskFile(pytest.File):
             check_names(task)
         except TaskFileError as exc:
             raise self.CollectError(f"invalid OSWorld task file {exc}") from exc
-        item = TaskItem.from_parent(self, name=task.nodename, callobj=run_task, task=task)
-        return [item]
+        repeats = self.config.stash[SETTINGS_KEY].repeat if SETTINGS_KEY in self.config.stash else 1
+        if repeats == 1:
+            return [TaskItem.from_parent(self, name=task.nodename, callobj=run_task, task=task)]
+        return [
+            TaskItem.from_parent(self, name=f"{task.nodename}[{k}]", callobj=run_task, task=task, repeat=k)
+            for k in range(1, repeats + 1)
+        ]
 
 
 class TaskItem(pytest.Function):
     """A task as a pytest test: real fixtures, an OSWorld outcome."""
 
-    def __init__(self, *, task: Task, **kwargs: Any) -> None:
+    def __init__(self, *, task: Task, repeat: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.task = task
+        #: Which run of the task this is, with ``--repeat N`` (1-based).
+        self.repeat = repeat
         self.extra_keyword_matches.update({"osworld", task.domain, task.id})
         if task.domain == "vs_code":
             self.extra_keyword_matches.add("vscode")
@@ -218,13 +225,51 @@ def trajectory_text(episode: Episode) -> str:
     return "\n".join(lines)
 
 
+def provenance(task: Task, settings: Settings, provider: str) -> dict[str, Any]:
+    """Where a result came from: the task file, the plugin, the provider, the agent."""
+    return {
+        "task_file": str(task.path),
+        "task_sha256": task.sha256,
+        "plugin_version": __version__,
+        "provider": provider,
+        "agent": settings.agent,
+        "model": settings.model,
+        "max_steps": settings.max_steps,
+        "observation_type": settings.observation_type,
+        "action_space": settings.action_space,
+    }
+
+
+def error_result(item: TaskItem, settings: Settings, reason: str) -> TaskResult:
+    """The result of a task that broke (environment, setup step, agent): an ERROR, no score."""
+    task = item.task
+    return TaskResult(
+        task_id=task.id,
+        domain=task.domain,
+        nodeid=item.nodeid,
+        outcome="error",
+        score=None,
+        threshold=settings.pass_threshold,
+        end_reason=None,
+        steps=0,
+        max_steps=settings.max_steps,
+        duration_s=0.0,
+        infeasible=task.infeasible,
+        reason=reason,
+        provenance=provenance(task, settings, settings.provider),
+        instruction=task.instruction,
+        conj=task.evaluator.conj,
+        repeat=item.repeat,
+    )
+
+
 def run_task(
     request: pytest.FixtureRequest,
     osworld_settings: Settings,
+    osworld_recorder: TaskRecorder,
     osworld_env: Environment,
     osworld_context: TaskContext,
     osworld_agent: Agent,
-    osworld_recorder: TaskRecorder,
 ) -> None:
     """Run one task: the episode, then the evaluation; fail below the pass threshold."""
     item = request.node
@@ -277,18 +322,11 @@ def run_task(
             "output_tokens": episode.usage.output_tokens,
             "cost_usd": round(episode.usage.cost_usd, 6),
         },
-        provenance={
-            "task_file": str(task.path),
-            "task_sha256": task.sha256,
-            "plugin_version": __version__,
-            "provider": osworld_env.description,
-            "agent": settings.agent,
-            "model": settings.model,
-            "max_steps": settings.max_steps,
-            "observation_type": settings.observation_type,
-            "action_space": settings.action_space,
-        },
+        provenance=provenance(task, settings, osworld_env.description),
         evaluator_inputs=evaluation.inputs,
+        instruction=task.instruction,
+        conj=task.evaluator.conj,
+        repeat=item.repeat,
     )
     recorder.finish(result)
     item.osworld_result = result.to_json()

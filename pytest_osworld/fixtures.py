@@ -29,11 +29,10 @@ from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 from pytest_osworld.registry import load_entry_point
 from pytest_osworld.report.results import TaskRecorder
-from pytest_osworld.settings import Settings
+from pytest_osworld.settings import SETTINGS_KEY, Settings
 from pytest_osworld.setup_steps import run_steps
 from pytest_osworld.task import Task
 
-SETTINGS_KEY = pytest.StashKey[Settings]()
 NO_AGENT = "no agent chosen: OSWorld tasks need --agent NAME (or module:attr). Available agents: {names}"
 
 
@@ -80,7 +79,7 @@ def osworld_provider(pytestconfig: pytest.Config, osworld_settings: Settings) ->
 
 
 @pytest.fixture(scope="session")
-def osworld_agent(osworld_settings: Settings, osworld_provider: Provider) -> Iterator[Agent]:
+def osworld_agent(osworld_settings: Settings) -> Iterator[Agent]:
     """The agent of ``--agent``, built once per worker; ``run_episode`` resets it per task."""
     name = osworld_settings.agent
     if not name:
@@ -92,8 +91,7 @@ def osworld_agent(osworld_settings: Settings, osworld_provider: Provider) -> Ite
         args=dict(osworld_settings.agent_args),
         observation_type=osworld_settings.observation_type,
         action_space=osworld_settings.action_space,
-        client_password=osworld_provider.client_password,
-        screen_size=osworld_provider.config.screen_size,
+        client_password=PROVIDERS.get(osworld_settings.provider).client_password,
     )
     agent = factory(config)  # type: ignore[operator]
     yield agent
@@ -112,7 +110,9 @@ def osworld_task(request: pytest.FixtureRequest) -> Task:
 
 
 @pytest.fixture
-def osworld_recorder(osworld_settings: Settings, osworld_task: Task) -> TaskRecorder:
+def osworld_recorder(
+    request: pytest.FixtureRequest, osworld_settings: Settings, osworld_task: Task
+) -> TaskRecorder:
     """The results folder of this task, in OSWorld's layout."""
     s = osworld_settings
     return TaskRecorder(
@@ -122,6 +122,7 @@ def osworld_recorder(osworld_settings: Settings, osworld_task: Task) -> TaskReco
         s.model or s.agent or "agent",
         osworld_task.domain,
         osworld_task.id,
+        repeat=getattr(request.node, "repeat", 1),
     )
 
 

@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import json
+import sys
+import time
+import warnings
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.config import create_terminal_writer
 
 from pytest_osworld import __version__, hookspecs
 from pytest_osworld.agent import AGENTS
-from pytest_osworld.collect import TaskFailed, TaskFile, TaskItem, is_task_file, plain_failure
+from pytest_osworld.collect import (
+    TaskFailed,
+    TaskFile,
+    TaskItem,
+    error_result,
+    is_task_file,
+    plain_failure,
+)
 from pytest_osworld.errors import AgentFailure, EnvironmentFailure, OSWorldError
 from pytest_osworld.fixtures import (  # noqa: F401  (fixtures are found by name)
     NO_AGENT,
-    SETTINGS_KEY,
     osworld_agent,
     osworld_assets,
     osworld_context,
@@ -25,9 +35,12 @@ from pytest_osworld.fixtures import (  # noqa: F401  (fixtures are found by name
     osworld_settings,
     osworld_task,
 )
+from pytest_osworld.omniact.collect import MARKER_LINE as OMNIACT_MARKER
+from pytest_osworld.omniact.collect import OmniactFile, OmniactItem, omniact_file_for
 from pytest_osworld.providers import PROVIDERS
+from pytest_osworld.report.results import TaskRecorder
 from pytest_osworld.report.summary import TaskRecord, summarize
-from pytest_osworld.settings import Settings, add_options, resolve
+from pytest_osworld.settings import SETTINGS_KEY, Settings, add_options, resolve
 
 DOMAINS = (
     "chrome",
@@ -106,6 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "snapshot(name): the task's snapshot label",
         "infeasible: the correct answer is FAIL",
         "proxy: the task asks for a proxy",
+        OMNIACT_MARKER,
         "network: the task needs the live web (deselect with -m 'not network')",
         "gdrive: the task needs a Google Drive account",
         *(f"{domain}: OSWorld domain {domain}" for domain in DOMAINS),
@@ -146,6 +160,30 @@ class _XdistHooks:
             )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """``--rescore RESULTS``: re-run only the metrics on saved evaluator inputs, then exit."""
+    path = config.getoption("rescore", None) or None
+    if not path:
+        return None
+    from pytest_osworld.report.rescore import rescore
+
+    folder = Path(path)
+    if not folder.is_dir():
+        raise pytest.UsageError(f"--rescore={path!r}: no such results folder")
+    tasks = rescore(folder)
+    writer = create_terminal_writer(config, sys.stdout)
+    writer.line(f"re-scored {len(tasks)} task(s) in {folder} (originals untouched; see result.rescored.json)")
+    for task in tasks:
+        if task.changed or task.status != "rescored":
+            old = "-" if task.old_score is None else f"{task.old_score:.2f}"
+            new = "-" if task.new_score is None else f"{task.new_score:.2f}"
+            writer.line(f"  {task.domain}/{task.task_id}: {task.status} {old} -> {new} {task.reason}")
+    changed = sum(1 for task in tasks if task.changed)
+    writer.line(f"{changed} score(s) changed")
+    return 0
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """Show the active settings."""
     settings = config.stash[SETTINGS_KEY]
@@ -164,10 +202,13 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> TaskFile | None:
-    """Collect OSWorld task JSON files; other JSON files are left alone."""
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> TaskFile | OmniactFile | None:
+    """Collect OSWorld (and OmniACT) task JSON files; other JSON files are left alone."""
     if file_path.suffix != ".json":
         return None
+    omniact = omniact_file_for(file_path, parent)
+    if omniact is not None:
+        return omniact
     if not is_task_file(file_path, explicit=parent.session.isinitpath(file_path)):
         return None
     return TaskFile.from_parent(parent, path=file_path)
@@ -200,6 +241,19 @@ def pytest_collection_modifyitems(
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
+    if settings.skip_done and settings.results_dir.is_dir():
+        from pytest_osworld.report.resume import completed_tasks
+
+        done = completed_tasks(
+            settings.results_dir,
+            action_space=settings.action_space,
+            observation_type=settings.observation_type,
+            model=settings.model,
+        )
+        finished = [i for i in items if isinstance(i, TaskItem) and (i.task.domain, i.task.id) in done]
+        if finished:
+            config.hook.pytest_deselected(items=finished)
+            items[:] = [i for i in items if i not in finished]
     broken = config.stash[KNOWN_BROKEN_KEY]
     for item in items:
         if isinstance(item, TaskItem) and item.task.id in broken:
@@ -216,6 +270,8 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Mark each task's reports with plain OSWorld data; a broken environment is an ERROR."""
     report = yield
+    if isinstance(item, OmniactItem):
+        return _omniact_report(item, call, report)
     if not isinstance(item, TaskItem):
         return report
     excinfo = call.excinfo
@@ -230,6 +286,8 @@ def pytest_runtest_makereport(
         # broke: that is an ERROR, never a FAIL. pytest counts failed non-call reports
         # as errors, in the terminal, in JUnit and under xdist alike.
         report.when = "setup"
+    if item.osworld_result is None and (report.failed or report.skipped) and call.when != "teardown":
+        _record_unscored(item, report, excinfo)
     data: dict[str, Any] = {
         "domain": item.task.domain,
         "task_id": item.task.id,
@@ -240,6 +298,38 @@ def pytest_runtest_makereport(
         data["outcome"] = item.osworld_result["outcome"]
     report.osworld = data  # type: ignore[attr-defined]
     return report
+
+
+def _omniact_report(
+    item: OmniactItem, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> pytest.TestReport:
+    """OmniACT items: an agent that broke is an ERROR; the summary counts them as domain omniact."""
+    excinfo = call.excinfo
+    if call.when == "call" and excinfo is not None and isinstance(excinfo.value, AgentFailure):
+        report.when = "setup"
+    data: dict[str, Any] = {"domain": "omniact", "task_id": item.task.id, "infeasible": False}
+    if item.omniact_result is not None:
+        data["score"] = item.omniact_result.get("action_score")
+    report.osworld = data  # type: ignore[attr-defined]
+    return report
+
+
+def _record_unscored(item: TaskItem, report: pytest.TestReport, excinfo: Any) -> None:
+    """Write result.json for a task that broke or was skipped, so nothing is silently absent."""
+    recorder = item.funcargs.get("osworld_recorder") if hasattr(item, "funcargs") else None
+    if not isinstance(recorder, TaskRecorder):
+        return
+    settings = item.config.stash[SETTINGS_KEY]
+    if report.skipped:
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
+        result = error_result(item, settings, reason)
+        result.outcome = "skipped"
+    else:
+        reason = str(excinfo.value) if excinfo is not None else "error"
+        result = error_result(item, settings, reason)
+        recorder.error(reason)
+    recorder.finish(result)
+    item.osworld_result = result.to_json()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -289,9 +379,15 @@ class StepProgress:
 class SummaryPlugin:
     """Keeps each task's final outcome (on the xdist controller too) and prints the summary."""
 
+    #: The HTML report is refreshed at most this often while tasks finish (seconds).
+    REPORT_INTERVAL = 30.0
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.records: dict[str, TaskRecord] = {}
+        self.task_ids: dict[str, str] = {}
+        self.report_path: Path | None = None
+        self._last_report = time.monotonic()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Record the outcome carried by a task's report."""
@@ -303,6 +399,7 @@ class SummaryPlugin:
         if previous is not None and previous.outcome != "passed" and outcome == "passed":
             return
         score = data.get("score")
+        self.task_ids[report.nodeid] = str(data.get("task_id", report.nodeid))
         self.records[report.nodeid] = TaskRecord(
             nodeid=report.nodeid,
             domain=str(data["domain"]),
@@ -310,6 +407,26 @@ class SummaryPlugin:
             score=float(score) if score is not None else (previous.score if previous else None),
             infeasible=bool(data["infeasible"]),
         )
+
+        if report.when == "teardown" and time.monotonic() - self._last_report > self.REPORT_INTERVAL:
+            self._write_report()
+
+    def _write_report(self) -> None:
+        """Write (or refresh) the static HTML report of the results folder."""
+        self._last_report = time.monotonic()
+        if not self.settings.results_dir.is_dir():
+            return
+        from pytest_osworld.report.html import write_report
+
+        try:
+            self.report_path = write_report(self.settings.results_dir)
+        except OSError as exc:
+            warnings.warn(f"osworld: could not write the HTML report: {exc}", stacklevel=1)
+
+    def pytest_sessionfinish(self) -> None:
+        """The final HTML report, once every task has finished."""
+        if self.records:
+            self._write_report()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print success rate and mean score overall, per category, domain and feasibility."""
@@ -319,7 +436,21 @@ class SummaryPlugin:
         terminalreporter.section("OSWorld summary")
         for line in lines:
             terminalreporter.line(line)
+        if self.settings.repeat > 1:
+            from pytest_osworld.report.stats import summarize_repeats
+
+            trials = [
+                (self.task_ids[nodeid], record.outcome == "passed")
+                for nodeid, record in self.records.items()
+                if record.outcome in ("passed", "failed", "error")
+            ]
+            if trials:
+                terminalreporter.line(f"repeats ({self.settings.repeat} runs of each task):")
+                for line in summarize_repeats(trials).lines():
+                    terminalreporter.line(f"  {line}")
         terminalreporter.line(f"results: {self.settings.results_dir}")
+        if self.report_path is not None:
+            terminalreporter.line(f"report:  {self.report_path}")
 
 
 def _outcome_of(report: pytest.TestReport) -> str | None:

@@ -140,6 +140,29 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
     ),
     Option(
+        "repeat",
+        "--repeat",
+        "osworld_repeat",
+        "run each task N times; the summary reports pass@1 with a confidence interval and pass@N",
+        "1",
+        metavar="N",
+    ),
+    Option(
+        "skip_done",
+        "--skip-done",
+        "osworld_skip_done",
+        "skip tasks that already have a result in --results-dir (resume an interrupted run)",
+        False,
+        kind="bool",
+    ),
+    Option(
+        "rescore",
+        "--rescore",
+        "osworld_rescore",
+        "re-run only the metrics on the evaluator inputs saved in a results folder, then exit",
+        metavar="RESULTS",
+    ),
+    Option(
         "known_broken",
         "--known-broken",
         "osworld_known_broken",
@@ -168,6 +191,9 @@ class Settings:
     offline: bool
     manifest: Path | None
     known_broken: Path | None
+    repeat: int = 1
+    skip_done: bool = False
+    rescore: Path | None = None
     sources: dict[str, str] = field(default_factory=dict)
 
     def header_lines(self) -> list[str]:
@@ -180,6 +206,9 @@ class Settings:
             + (" offline" if self.offline else ""),
             f"osworld: results={self.results_dir} asset_cache={self.asset_cache}",
         ]
+
+
+SETTINGS_KEY = pytest.StashKey["Settings"]()
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -332,5 +361,8 @@ def resolve(config: pytest.Config) -> Settings:
         offline=bool(values["offline"]),
         manifest=manifest,
         known_broken=known,
+        repeat=get("repeat", _positive_int, "expected a positive whole number"),
+        skip_done=bool(values["skip_done"]),
+        rescore=Path(values["rescore"]) if values["rescore"] else None,
         sources=sources,
     )

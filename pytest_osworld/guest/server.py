@@ -21,6 +21,7 @@ import hmac
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import socketserver
@@ -71,6 +72,23 @@ OPENERS: dict[str, list[str]] = {
     ".mkv": ["vlc"],
     ".webm": ["vlc"],
 }
+
+#: The local desktop's wrappers (``code``, ``google-chrome``, ...). One whose program is
+#: not installed exits at once with status 127, which ``launch`` reports as a missing program.
+DESKTOP_WRAPPERS = Path(__file__).resolve().parent.parent / "providers" / "local_desktop" / "bin"
+
+
+def _wrapper_found_nothing(proc: subprocess.Popen[bytes], argv: list[str] | str) -> bool:
+    """Whether ``argv`` ran a desktop wrapper that exited 127 within 0.3 s (not installed)."""
+    if isinstance(argv, str) or not argv:
+        return False
+    found = shutil.which(argv[0])
+    if found is None or Path(found).resolve().parent != DESKTOP_WRAPPERS:
+        return False
+    try:
+        return proc.wait(timeout=0.3) == 127
+    except subprocess.TimeoutExpired:
+        return False
 
 
 class HTTPError(Exception):
@@ -437,9 +455,11 @@ class GuestApp:
         shell = _bool_field(fields, "shell")
         argv = command_argv(fields.get("command"), shell)
         try:
-            self._spawn(argv, shell)
+            proc = self._spawn(argv, shell)
         except FileNotFoundError as exc:
             raise HTTPError(404, f"program not found: {exc.filename or argv}") from exc
+        if not shell and _wrapper_found_nothing(proc, argv):
+            raise HTTPError(404, f"program not found: {argv[0]} is not installed in this desktop")
         shown = argv if isinstance(argv, str) else shlex.join(argv)
         return Response.of_text(f"{shown} launched successfully")
 

@@ -9,3 +9,4 @@ from pytest_osworld.registry import Registry
 PROVIDERS: Registry[type[Provider]] = Registry("provider")
 PROVIDERS.register("fake", "pytest_osworld.providers.fake:FakeProvider")
 PROVIDERS.register("local", "pytest_osworld.providers.local:LocalProvider")
+PROVIDERS.register("vagrant", "pytest_osworld.providers.vagrant:VagrantProvider")

@@ -46,6 +46,9 @@ class TaskResult:
     usage: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
     evaluator_inputs: list[dict[str, Any]] = field(default_factory=list)
+    instruction: str = ""
+    conj: str = "and"
+    repeat: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-safe dict."""
@@ -63,13 +66,15 @@ class TaskRecorder:
         model: str,
         domain: str,
         task_id: str,
+        repeat: int = 1,
     ) -> None:
+        folder = safe_component(task_id) + (f".repeat-{repeat}" if repeat > 1 else "")
         self.dir = root.joinpath(
             safe_component(action_space),
             safe_component(observation_type),
             safe_component(model),
             safe_component(domain),
-            safe_component(task_id),
+            folder,
         )
         if not self.dir.resolve().is_relative_to(root.resolve()):
             raise OSWorldError(f"results folder for task {task_id!r} would escape {root}")

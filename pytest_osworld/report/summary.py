@@ -21,6 +21,7 @@ CATEGORIES: dict[str, str] = {
     "vs_code": "Professional",
     "gimp": "Professional",
     "multi_apps": "Workflow",
+    "omniact": "OmniACT",
 }
 
 
@@ -100,7 +101,7 @@ def summarize(records: Iterable[TaskRecord]) -> list[str]:
         feasibility["infeasible" if record.infeasible else "feasible"].add(record)
     lines = ["success rate (passed / ran; errors count as failures) and mean score:", overall.row()]
     lines.append("by category:")
-    order = ["OS", "Office", "Daily", "Professional", "Workflow", "Other"]
+    order = ["OS", "Office", "Daily", "Professional", "Workflow", "OmniACT", "Other"]
     lines += [categories[c].row() for c in order if c in categories]
     lines.append("by domain:")
     lines += [domains[d].row() for d in sorted(domains)]

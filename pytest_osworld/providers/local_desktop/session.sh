@@ -34,7 +34,15 @@ DBUS_SESSION_BUS_ADDRESS=$(dbus-daemon --session --fork --nopidfile --print-addr
 export DBUS_SESSION_BUS_ADDRESS
 /usr/libexec/at-spi-bus-launcher --launch-immediately &
 gsettings set org.gnome.desktop.interface toolkit-accessibility true 2>/dev/null
-openbox --config-file "$OSWORLD_DESKTOP_DIR/openbox-rc.xml" &
+# The window manager is supervised: should openbox exit (it has been seen to die at start
+# on a loaded machine), it is started again, so /health's "wm" check does not hang forever.
+(
+    while :; do
+        openbox --config-file "$OSWORLD_DESKTOP_DIR/openbox-rc.xml"
+        log "openbox exited with status $?; restarting it"
+        sleep 0.2
+    done
+) &
 
 # Ports the host may need, served on unix sockets so they work without a shared network.
 socat "UNIX-LISTEN:$OSWORLD_CTL/cdp.sock,fork,mode=600" TCP:127.0.0.1:9222 &

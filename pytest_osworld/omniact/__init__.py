@@ -1,0 +1,31 @@
+"""OmniACT items: a screenshot and an instruction, one PyAutoGUI script, scored offline.
+
+Kapoor et al. 2024, "OmniACT: A Dataset and Benchmark for Enabling Multimodal Generalist
+Autonomous Agents for Desktop and Web". See ``docs/omniact.md``.
+"""
+
+from __future__ import annotations
+
+from pytest_osworld.omniact.score import (
+    Box,
+    DatasetScore,
+    TaskScore,
+    aggregate,
+    bleu,
+    parse_script,
+    score_script,
+)
+from pytest_osworld.omniact.task import OmniactTask, load_omniact_task, looks_like_omniact
+
+__all__ = [
+    "Box",
+    "DatasetScore",
+    "OmniactTask",
+    "TaskScore",
+    "aggregate",
+    "bleu",
+    "load_omniact_task",
+    "looks_like_omniact",
+    "parse_script",
+    "score_script",
+]

@@ -1,0 +1,157 @@
+"""OmniACT items under pytest: collection, replay and noop, selection, failure text, JUnit."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.usefixtures("omniact_project")
+
+
+def properties(junit: Path) -> list[dict[str, str]]:
+    """The ``<properties>`` of every test case of a JUnit file."""
+    root = ET.parse(junit).getroot()
+    return [
+        {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+        for case in root.iter("testcase")
+    ]
+
+
+def test_replay_passes_with_properties(pytester: pytest.Pytester, write_omniact: Callable[..., Path]) -> None:
+    write_omniact()
+    result = pytester.runpytest("tasks", "--agent=replay", "--junitxml=junit.xml", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*tasks/omniact/save-file.json::omniact/save-file PASSED*"])
+    (props,) = properties(pytester.path / "junit.xml")
+    assert props["sequence_score"] == "1.0000"
+    assert props["action_score"] == "1.0000"
+    assert props["benchmark"] == "omniact"
+    assert props["task_id"] == "save-file"
+    result_json = next((pytester.path / "results" / "run").rglob("omniact/save-file/result.json"))
+    assert json.loads(result_json.read_text())["score"] == 1.0
+
+
+def test_noop_fails_with_score_zero(
+    pytester: pytest.Pytester, write_omniact: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")  # the short summary line is not trimmed on CI
+    write_omniact()
+    result = pytester.runpytest("tasks", "--agent=noop", "-rf", "--junitxml=junit.xml")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "OmniACT action score 0.00 < 1.00: the script has no pyautogui actions "
+            "(expected click, write, hotkey)",
+            "  instruction : Name the report and save it",
+            "  scores      : sequence 0.00, action 0.00 (0.00 of 2.10 after penalties)",
+            "  expected    : click, write, hotkey",
+            "  predicted   : (no actions)",
+            "  script      : (empty)",
+            "  image       : *tasks/omniact/shot.png",
+            "  rerun       : pytest *save-file.json --agent=noop",
+            "FAILED tasks/omniact/save-file.json::omniact/save-file - OmniACT action score 0.00 < 1.00*",
+        ]
+    )
+    (props,) = properties(pytester.path / "junit.xml")
+    assert (props["sequence_score"], props["action_score"]) == ("0.0000", "0.0000")
+    assert props["outcome"] == "failed"
+
+
+def test_a_click_outside_its_box_fails_with_the_distance(
+    pytester: pytest.Pytester, write_omniact: Callable[..., Path]
+) -> None:
+    write_omniact()
+    pytester.makepyfile(
+        answer="""
+        from pytest_osworld.actions import Action
+        from pytest_osworld.agent import AgentStep
+
+        SCRIPT = "pyautogui.click(75, 20)\\npyautogui.write('Quarterly report')\\npyautogui.hotkey('s', 'ctrl')"
+
+        class Fixed:
+            def __init__(self, config):
+                self.seen = None
+
+            def reset(self, task):
+                pass
+
+            def act(self, instruction, observation):
+                assert observation.screenshot.startswith(b"\\x89PNG")
+                assert observation.extra["instruction"] == "Name the report and save it"
+                assert "200x100 screenshot" in instruction
+                return AgentStep(actions=[Action(kind="code", code=SCRIPT), Action(kind="DONE")], response=SCRIPT)
+        """
+    )
+    result = pytester.runpytest("tasks", "--agent=answer:Fixed", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    # 35 px right of a box of diagonal 28.28: (2.1 - 35 / (35 + 1/28.28)) / 2.1 = 0.524
+    result.stdout.fnmatch_lines(
+        [
+            "OmniACT action score 0.52 < 1.00: action 1 (click) is 35 px outside its box 'name'",
+            "  scores      : sequence 1.00, action 0.52 (1.10 of 2.10 after penalties)",
+            "  penalties   : click 1.00  action 1 (click) is 35 px outside its box 'name'",
+        ]
+    )
+
+
+def test_pass_threshold_applies(pytester: pytest.Pytester, write_omniact: Callable[..., Path]) -> None:
+    write_omniact(script="pyautogui.click(30, 20)  # box: name\npyautogui.write('Quarterly report')")
+    result = pytester.runpytest("tasks", "--agent=noop", "--pass-threshold=0")
+    result.assert_outcomes(passed=1)
+
+
+def test_select_with_k_and_m(pytester: pytest.Pytester, write_omniact: Callable[..., Path]) -> None:
+    write_omniact("save-file")
+    write_omniact("print-file", app="LibreOffice Calc")
+    result = pytester.runpytest("tasks", "--agent=replay", "-k", "print", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*omniact/print-file PASSED*"])
+    result = pytester.runpytest("tasks", "--agent=replay", "-m", "omniact")
+    result.assert_outcomes(passed=2)
+    result = pytester.runpytest("tasks", "--agent=replay", "-m", "not omniact")
+    result.assert_outcomes()
+    result = pytester.runpytest("tasks", "--agent=replay", "-k", "libreoffice_calc", "-v")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_broken_task_file_is_a_collection_error(
+    pytester: pytest.Pytester, write_omniact: Callable[..., Path]
+) -> None:
+    write_omniact()
+    write_omniact("broken", boxes={"name": [0, 0, 5, 5]})
+    result = pytester.runpytest("tasks", "--agent=replay")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*invalid OmniACT task file *broken.json: at $.script (line 1, action 1 click): "
+            "the gold point (30, 20) is outside its box 'name'*"
+        ]
+    )
+
+
+def test_invalid_json_with_omniact_keys_is_reported(pytester: pytest.Pytester) -> None:
+    folder = pytester.path / "tasks" / "omniact"
+    folder.mkdir(parents=True)
+    (folder / "bad.json").write_text('{"id": "bad", "script": "x", "image": "a.png",')
+    result = pytester.runpytest("tasks", "--agent=replay")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*invalid OmniACT task file *bad.json: at $: not valid JSON*"])
+
+
+def test_sample_suite_replay_passes_and_noop_fails(
+    pytester: pytest.Pytester, copy_suite: Callable[[], Path]
+) -> None:
+    folder = copy_suite()
+    count = len(list(folder.glob("*.json")))
+    assert count >= 20
+    result = pytester.runpytest("tasks/omniact", "--agent=replay", "--junitxml=replay.xml")
+    result.assert_outcomes(passed=count)
+    assert all(p["action_score"] == "1.0000" for p in properties(pytester.path / "replay.xml"))
+    result = pytester.runpytest("tasks/omniact", "--agent=noop", "--junitxml=noop.xml")
+    result.assert_outcomes(failed=count)
+    props = properties(pytester.path / "noop.xml")
+    assert {(p["sequence_score"], p["action_score"]) for p in props} == {("0.0000", "0.0000")}
