@@ -9,4 +9,5 @@ from pytest_osworld.registry import Registry
 PROVIDERS: Registry[type[Provider]] = Registry("provider")
 PROVIDERS.register("fake", "pytest_osworld.providers.fake:FakeProvider")
 PROVIDERS.register("local", "pytest_osworld.providers.local:LocalProvider")
+PROVIDERS.register("remote", "pytest_osworld.providers.remote:RemoteProvider")
 PROVIDERS.register("vagrant", "pytest_osworld.providers.vagrant:VagrantProvider")
