@@ -12,19 +12,9 @@ cd "$(dirname "$0")/.."
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 
 # ---- APT_PACKAGES ------------------------------------------------------------------------
-# The desktop: X server, window manager, D-Bus and AT-SPI, the guest server's Python deps.
-APT_PACKAGES=(
-    xvfb xauth x11-utils x11-xserver-utils openbox dbus-x11 at-spi2-core
-    python3-pyatspi python3-xlib python3-tk python3-venv python3-pip
-    bubblewrap socat xdotool wmctrl scrot ffmpeg procps psmisc
-    fonts-dejavu-core fonts-liberation xdg-utils libglib2.0-bin dconf-gsettings-backend
-    gsettings-desktop-schemas
-    # The apps of OSWorld's tasks. libreoffice-gtk3 is REQUIRED for LibreOffice in AT-SPI.
-    libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-gtk3
-    chromium thunderbird vlc gimp gnome-terminal xterm
-    # OCR for compare_image_text.
-    tesseract-ocr
-)
+# The list is shared with the VM boxes (vagrant/provision.sh) so the two never drift.
+PACKAGES_FILE=pytest_osworld/providers/local_desktop/packages.txt
+mapfile -t APT_PACKAGES < <(sed -e 's/#.*//' "$PACKAGES_FILE" | tr -s ' \t' '\n' | sed '/^$/d')
 # -------------------------------------------------------------------------------------------
 
 export DEBIAN_FRONTEND=noninteractive
@@ -43,6 +33,49 @@ fi
 if .venv/bin/pip show python3-xlib >/dev/null 2>&1; then
     .venv/bin/pip uninstall -y python3-xlib
     .venv/bin/pip install --force-reinstall --no-deps 'python-xlib>=0.33'
+fi
+# -------------------------------------------------------------------------------------------
+
+# ---- NPM: VS Code (code-server) -----------------------------------------------------------
+# VS Code is not in Debian. code-server (VS Code's server and web workbench, npm) stands in,
+# shown in a Chromium app window by local_desktop/bin/code. Installed into .cache/ without
+# install scripts, since they download from GitHub (ripgrep, prebuilt binaries); the
+# native modules it needs are compiled here against the installed Node's headers.
+# 4.100.3 (VS Code 1.100.3) is the last release for Node 20. Skipped without Node 20.
+CODE_SERVER_VERSION=4.100.3
+CODE_SERVER_PREFIX=.cache/code-server
+CODE_SERVER="$CODE_SERVER_PREFIX/node_modules/code-server"
+if ! command -v npm >/dev/null || [ "$(node -p 'process.versions.node.split(".")[0]')" != 20 ]; then
+    echo "pytest-osworld: no Node 20 and npm; VS Code tasks will be skipped" >&2
+elif [ ! -f "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION" ]; then
+    rm -rf "$CODE_SERVER_PREFIX" && mkdir -p "$CODE_SERVER_PREFIX"
+    NPM_FLAGS=(--ignore-scripts --no-audit --no-fund --loglevel=error)
+    npm install --prefix "$CODE_SERVER_PREFIX" --no-save "${NPM_FLAGS[@]}" "code-server@$CODE_SERVER_VERSION"
+    (cd "$CODE_SERVER/lib/vscode" && npm install --omit=dev "${NPM_FLAGS[@]}")
+    (cd "$CODE_SERVER/lib/vscode/extensions" && npm install --omit=dev "${NPM_FLAGS[@]}" && node postinstall.mjs >/dev/null)
+    NODE_GYP="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
+    NODE_DIR="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
+    GYP_FLAGS=(rebuild --release --loglevel=error)
+    [ -f "$NODE_DIR/include/node/node.h" ] && GYP_FLAGS+=(--nodedir="$NODE_DIR")
+    for module in "$CODE_SERVER"/lib/vscode/node_modules/{node-pty,@vscode/spdlog,native-watchdog}; do
+        (cd "$module" && node "$NODE_GYP" "${GYP_FLAGS[@]}" >/dev/null)
+    done
+    npm rebuild --prefix "$CODE_SERVER_PREFIX" --build-from-source --loglevel=error argon2 >/dev/null
+    # What code-server's postinstall does besides installing: the asar folder and CLI links.
+    ln -sfn node_modules "$CODE_SERVER/lib/vscode/node_modules.asar"
+    ln -sf code-linux.sh "$CODE_SERVER/lib/vscode/bin/remote-cli/code-server"
+    ln -sf browser-linux.sh "$CODE_SERVER/lib/vscode/bin/helpers/browser.sh"
+    # Search in files uses Debian's ripgrep when it is installed.
+    if command -v rg >/dev/null; then
+        mkdir -p "$CODE_SERVER/lib/vscode/node_modules/@vscode/ripgrep/bin"
+        ln -sf "$(command -v rg)" "$CODE_SERVER/lib/vscode/node_modules/@vscode/ripgrep/bin/rg"
+    fi
+    # VS Code's name (built into the bundles), so windows are titled "<file> - <folder> -
+    # Visual Studio Code" as OSWorld's activate_window steps expect.
+    { grep -rlZ 'nameShort:"code-server",nameLong:"code-server"' "$CODE_SERVER/lib/vscode/out" || true; } \
+        | xargs -0 -r sed -i 's/nameShort:"code-server",nameLong:"code-server"/nameShort:"Code",nameLong:"Visual Studio Code"/'
+    node "$CODE_SERVER/out/node/entry.js" --config /dev/null --version
+    touch "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION"
 fi
 # -------------------------------------------------------------------------------------------
 
