@@ -191,8 +191,9 @@ def _load_instruction(task: _Task) -> None:
             task.instruction = data["instruction"]
             task.instruction_note = f"from {name}"
             return
-    if task.result and isinstance(task.result.get("instruction"), str):
-        task.instruction = task.result["instruction"]
+    kept = task.result.get("instruction") if task.result else None
+    if isinstance(kept, str) and kept:
+        task.instruction = kept
         task.instruction_note = "from result.json"
 
 

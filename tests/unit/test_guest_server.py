@@ -135,17 +135,20 @@ def test_the_right_token_is_accepted(guest):
 
 
 def test_an_unauthorized_upload_is_refused_before_its_body_is_read(guest, tmp_path):
+    """The 401 comes back after the headers alone: the server never waits for the body."""
+    import socket
+
     path, _ = guest
     target = tmp_path / "never.txt"
-    status, _ = call(
-        path,
-        "POST",
-        "/setup/upload",
-        b"x" * 100_000,
-        {"Content-Type": "multipart/form-data; boundary=b"},
-        token=None,
-    )
-    assert status == 401
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(path)
+        sock.sendall(
+            b"POST /setup/upload HTTP/1.1\r\nHost: guest\r\n"
+            b"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n"
+        )
+        status_line = sock.makefile("rb").readline()
+    assert status_line.split()[1] == b"401"
     assert not target.exists()
 
 
