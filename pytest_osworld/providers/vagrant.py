@@ -305,6 +305,16 @@ def package_tarball(target: Path, source: Path = PACKAGE_DIR) -> Path:
     return target
 
 
+def clean_output(text: str) -> str:
+    """Terminal output as a log: colours dropped, ``\\r``-redrawn progress lines collapsed."""
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    lines = []
+    for line in text.split("\n"):
+        parts = [part for part in line.split("\r") if part.strip()]
+        lines.append(parts[-1] if parts else "")
+    return "\n".join(lines)
+
+
 def tail(path: Path, lines: int) -> str:
     """The last ``lines`` lines of a text file (empty when it cannot be read)."""
     try:
@@ -315,8 +325,7 @@ def tail(path: Path, lines: int) -> str:
             text = handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "")
-    return "\n".join(text.splitlines()[-lines:])
+    return "\n".join(clean_output(text).splitlines()[-lines:])
 
 
 class VagrantProvider(Provider):
@@ -495,8 +504,9 @@ class VagrantProvider(Provider):
     def _vagrant(self, args: list[str], *, timeout: float, check: bool = True) -> str:
         """Run one ``vagrant`` command (output appended to the log); return its output."""
         argv = vagrant_command(self.options.netns, args)
-        with self.vagrant_log.open("ab") as log:
-            log.write(f"\n$ {' '.join(argv)}\n".encode())
+        started = time.monotonic()
+        with self.vagrant_log.open("a", encoding="utf-8") as log:
+            log.write(f"\n$ {' '.join(argv)}   [{time.strftime('%H:%M:%S')}]\n")
             log.flush()
             proc = subprocess.Popen(
                 argv,
@@ -513,10 +523,11 @@ class VagrantProvider(Provider):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 out, _ = proc.communicate()
-                log.write(out)
+                log.write(clean_output(out.decode("utf-8", "replace")))
                 raise self._failure(f"`vagrant {' '.join(args)}` timed out after {timeout:g} s") from None
-            log.write(out)
-        text = out.decode("utf-8", "replace")
+            text = clean_output(out.decode("utf-8", "replace"))
+            log.write(text)
+            log.write(f"[exit {proc.returncode} after {time.monotonic() - started:.1f} s]\n")
         if check and proc.returncode != 0:
             raise self._failure(f"`vagrant {' '.join(args)}` failed (exit {proc.returncode})")
         return text
@@ -583,6 +594,11 @@ class VagrantProvider(Provider):
                 f"{self._box}|{self.options.libvirt_uri}|{self.options.storage_pool}".encode()
             ).hexdigest()[:16]
         )
+        if exists and SNAPSHOT in self._vagrant(["snapshot", "list"], timeout=300, check=False):
+            # A kept VM is dirty from its last session: back to the clean desktop first, so
+            # the snapshot re-taken after redeploying (new token, this package) is clean too.
+            restore = ["snapshot", "restore", "--no-provision", SNAPSHOT]
+            self._vagrant(restore, timeout=self.options.up_timeout)
         args = ["up", "--provision"] if exists else ["up"]
         t0 = time.monotonic()
         if booted_marker.exists() or self.options.vagrant_provider != "libvirt":
@@ -659,7 +675,8 @@ class VagrantProvider(Provider):
     def _wait_ready(self, timeout: float, when: str) -> GuestClient:
         """Poll ``/health`` until the desktop is ready; a new client for the session."""
         deadline = time.monotonic() + timeout
-        probe = self._new_client(timeout=10.0, retries=1)
+        # Under software emulation the first /health (it starts the pyautogui worker) is slow.
+        probe = self._new_client(timeout=60.0, retries=1)
         last = "no answer"
         try:
             while time.monotonic() < deadline:

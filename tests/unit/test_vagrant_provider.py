@@ -1,0 +1,242 @@
+"""The vagrant provider without a VM: options, the Vagrantfile's environment, the package."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from pytest_osworld.errors import EnvironmentFailure
+from pytest_osworld.providers import PROVIDERS
+from pytest_osworld.providers.base import ProviderConfig
+from pytest_osworld.providers.vagrant import (
+    DEFAULT_VAGRANT_DIR,
+    VagrantOptions,
+    VagrantProvider,
+    machine_name,
+    package_tarball,
+    tail,
+    vagrant_command,
+    vagrant_env,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGES = REPO / "pytest_osworld" / "providers" / "local_desktop" / "packages.txt"
+
+
+def parse(**options: str) -> VagrantOptions:
+    return VagrantOptions.parse(options)
+
+
+def test_registered_and_check_options():
+    cls = PROVIDERS.get("vagrant")
+    assert cls is VagrantProvider
+    cls.check_options({"box": "osworld/debian12-minimal-abc"})
+    with pytest.raises(ValueError, match="box=NAME or build"):
+        cls.check_options({})
+
+
+def test_defaults(tmp_path):
+    opts = parse(box="osworld/x", cache_dir=str(tmp_path))
+    assert opts.box == "osworld/x"
+    assert opts.memory == 2048 and opts.cpus == 2
+    assert opts.vagrant_provider == "libvirt"
+    assert opts.libvirt_uri == "qemu:///system"
+    assert opts.libvirt_driver in ("kvm", "qemu")
+    assert opts.storage_pool == "default"
+    assert opts.netns is None and not opts.keep_vms and not opts.provision
+    assert opts.guest_port == 5000
+    assert opts.cache_dir == tmp_path
+    assert opts.vagrant_dir == DEFAULT_VAGRANT_DIR
+
+
+def test_all_options(tmp_path):
+    opts = parse(
+        build="minimal",
+        memory="1024",
+        cpus="1",
+        libvirt_uri="qemu+ssh://ci@hv1.example.org/system",
+        libvirt_driver="qemu",
+        storage_pool="osworld",
+        netns="osw-ci.1",
+        keep_vms="1",
+        provision="yes",
+        minimal="true",
+        vagrant_home=str(tmp_path / "vh"),
+        guest_port="5001",
+        up_timeout="900",
+        ready_timeout="60",
+    )
+    assert opts.build == "minimal" and opts.box is None
+    assert (opts.memory, opts.cpus) == (1024, 1)
+    assert opts.libvirt_uri.startswith("qemu+ssh://")
+    assert opts.libvirt_driver == "qemu"
+    assert opts.netns == "osw-ci.1"
+    assert opts.keep_vms and opts.provision and opts.minimal
+    assert opts.vagrant_home == tmp_path / "vh"
+    assert opts.guest_port == 5001
+    assert (opts.up_timeout, opts.ready_timeout) == (900.0, 60.0)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"box": "b", "colour": "red"}, "unknown vagrant provider option"),
+        ({"box": "b", "memory": "lots"}, "memory='lots': not an integer"),
+        ({"box": "b", "cpus": "0"}, "cpus='0': must be positive"),
+        ({"box": "b", "keep_vms": "maybe"}, "keep_vms='maybe'"),
+        ({"box": "b", "libvirt_uri": "http://host"}, "libvirt_uri"),
+        ({"box": "b", "libvirt_driver": "xen"}, "libvirt_driver"),
+        ({"box": "b", "netns": "bad name"}, "netns='bad name'"),
+        ({"box": "b", "vagrant_provider": "docker"}, "vagrant_provider"),
+        ({"box": "b", "guest_port": "70000"}, "not a port"),
+        ({"box": "has spaces"}, "not a box name"),
+        ({"build": "huge"}, "build='huge'"),
+        ({"build": "minimal", "box_file": "/x.box"}, "box_file needs box"),
+    ],
+)
+def test_bad_options(options, message):
+    with pytest.raises(ValueError, match=message):
+        VagrantOptions.parse(options)
+
+
+def test_machine_names():
+    assert machine_name("gw0") == "osworld-gw0"
+    assert machine_name("main") == "osworld-main"
+    assert machine_name("it_gw1") == "osworld-it-gw1"
+    assert machine_name("") == "osworld-main"
+
+
+def test_vagrant_env(tmp_path):
+    opts = parse(box="osworld/b", memory="1536", cpus="2", libvirt_driver="qemu", storage_pool="osworld")
+    env = vagrant_env(
+        opts,
+        name="osworld-gw3",
+        box="osworld/b",
+        dotfile_dir=tmp_path / "dot",
+        console_log=tmp_path / "console.log",
+        package=tmp_path / "pkg.tar.gz",
+        token_file=None,
+        screen=(1920, 1080),
+        host_port=None,
+        base={"PATH": "/usr/bin", "OSWORLD_TOKEN_FILE": "/stale", "OSWORLD_HOST_PORT": "1"},
+    )
+    assert env["PATH"] == "/usr/bin"
+    assert env["VAGRANT_DOTFILE_PATH"] == str(tmp_path / "dot")
+    assert env["VAGRANT_DEFAULT_PROVIDER"] == "libvirt"
+    assert env["VAGRANT_CHECKPOINT_DISABLE"] == "1"
+    assert env["OSWORLD_VM_NAME"] == "osworld-gw3"
+    assert env["OSWORLD_BOX"] == "osworld/b"
+    assert env["OSWORLD_MEMORY"] == "1536"
+    assert env["OSWORLD_LIBVIRT_DRIVER"] == "qemu"
+    assert env["OSWORLD_STORAGE_POOL"] == "osworld"
+    assert env["OSWORLD_SCREEN"] == "1920x1080"
+    assert env["OSWORLD_GUEST_PORT"] == "5000"
+    assert env["OSWORLD_CONSOLE_LOG"] == str(tmp_path / "console.log")
+    assert env["OSWORLD_PACKAGE"] == str(tmp_path / "pkg.tar.gz")
+    # Values inherited from the caller's environment never leak into the VM's config.
+    assert "OSWORLD_TOKEN_FILE" not in env and "OSWORLD_HOST_PORT" not in env
+    assert "VAGRANT_HOME" not in env
+
+
+def test_vagrant_command_netns():
+    assert vagrant_command(None, ["up"]) == ["vagrant", "up"]
+    assert vagrant_command("osw", ["snapshot", "save", "s"]) == [
+        "ip",
+        "netns",
+        "exec",
+        "osw",
+        "vagrant",
+        "snapshot",
+        "save",
+        "s",
+    ]
+
+
+def test_package_tarball(tmp_path):
+    path = package_tarball(tmp_path / "p.tar.gz")
+    with tarfile.open(path) as tar:
+        names = set(tar.getnames())
+    assert "pytest_osworld/guest/__main__.py" in names
+    assert "pytest_osworld/providers/local_desktop/session.sh" in names
+    assert "pytest_osworld/providers/local_desktop/packages.txt" in names
+    assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
+
+
+def test_logs_and_restore_before_start(tmp_path):
+    provider = VagrantProvider(
+        ProviderConfig(worker_id="gw0", options={"box": "osworld/b", "cache_dir": str(tmp_path)})
+    )
+    assert provider.machine == "osworld-gw0"
+    assert "osworld-gw0" in provider.describe() and "osworld/b" in provider.describe()
+    assert provider.logs() == ""
+    provider.console_log.parent.mkdir(parents=True)
+    provider.console_log.write_text("".join(f"line {i}\r\n" for i in range(100)) + "\x1b[0mlast\n")
+    logs = provider.logs()
+    assert "serial console" in logs and "line 99" in logs and "last" in logs
+    assert "line 10\n" not in logs
+    with pytest.raises(EnvironmentFailure, match="before start"):
+        provider.restore("init_state")
+
+
+def test_tail_missing(tmp_path):
+    assert tail(tmp_path / "nope", 5) == ""
+
+
+def _packages(section: str | None) -> list[str]:
+    """The package list as install.sh (all) and provision.sh (--minimal: core) read it."""
+    awk = "1" if section is None else "/^## core/{on=1;next} /^## /{on=0} on"
+    out = subprocess.run(
+        ["bash", "-c", f"awk '{awk}' \"$0\" | sed -e 's/#.*//' | tr -s ' \\t' '\\n' | sed '/^$/d'", PACKAGES],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return out.split()
+
+
+def test_shared_package_list():
+    everything = _packages(None)
+    core = _packages("core")
+    assert set(core) < set(everything)
+    for needed in ("xvfb", "openbox", "at-spi2-core", "python3-pyatspi", "python3-tk", "socat", "xterm"):
+        assert needed in core
+    for app in ("libreoffice-calc", "chromium", "gimp", "vlc"):
+        assert app in everything and app not in core
+    install = (REPO / "scripts" / "install.sh").read_text()
+    assert "local_desktop/packages.txt" in install
+    provision = (REPO / "vagrant" / "provision.sh").read_text()
+    assert "packages.txt" in provision
+
+
+@pytest.mark.skipif(shutil.which("vagrant") is None, reason="vagrant is not installed")
+def test_vagrantfile_reads_the_environment(tmp_path):
+    """``vagrant status`` of a fresh dotfile dir: the machine name and box come from env."""
+    opts = parse(box="osworld/unit-test-box", libvirt_driver="qemu")
+    env = vagrant_env(
+        opts,
+        name="osworld-unit",
+        box="osworld/unit-test-box",
+        dotfile_dir=tmp_path / "dot",
+        console_log=tmp_path / "console.log",
+        package=None,
+        token_file=None,
+        screen=(1280, 720),
+        host_port=None,
+    )
+    env["VAGRANT_HOME"] = str(tmp_path / "home")
+    proc = subprocess.run(
+        ["vagrant", "status", "--machine-readable"],
+        cwd=DEFAULT_VAGRANT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ",osworld-unit,state,not_created" in proc.stdout
+    assert ",osworld-unit,provider-name,libvirt" in proc.stdout
