@@ -225,6 +225,27 @@ def trajectory_text(episode: Episode) -> str:
     return "\n".join(lines)
 
 
+def _start_recording(guest: Any, item: pytest.Item) -> bool:
+    """Start the screen recording; a failure is a warning, never the task's outcome."""
+    try:
+        guest.start_recording()
+    except OSWorldError as exc:
+        item.warn(pytest.PytestWarning(f"osworld: could not start the screen recording: {exc}"))
+        return False
+    return True
+
+
+def _save_recording(guest: Any, recorder: TaskRecorder, item: pytest.Item) -> None:
+    """Stop the recording and keep it as recording.mp4 beside the trajectory."""
+    try:
+        video = guest.end_recording()
+    except OSWorldError as exc:
+        item.warn(pytest.PytestWarning(f"osworld: could not save the screen recording: {exc}"))
+        return
+    if video:
+        (recorder.dir / "recording.mp4").write_bytes(video)
+
+
 def provenance(task: Task, settings: Settings, provider: str) -> dict[str, Any]:
     """Where a result came from: the task file, the plugin, the provider, the agent."""
     return {
@@ -284,6 +305,7 @@ def run_task(
         hook.pytest_osworld_step(item=item, step=record.to_json())
 
     started = time.monotonic()
+    recording = settings.record and _start_recording(osworld_context.guest, item)
     try:
         episode = run_episode(
             task,
@@ -296,6 +318,9 @@ def run_task(
     except OSWorldError as exc:
         recorder.error(str(exc))
         raise
+    finally:
+        if recording:
+            _save_recording(osworld_context.guest, recorder, item)
     item.add_report_section("call", "osworld trajectory", trajectory_text(episode))
     if episode.end_reason is EndReason.AGENT_ERROR:
         recorder.error(episode.error or "agent error")

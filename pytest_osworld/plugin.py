@@ -338,6 +338,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         return
     settings = item.config.stash[SETTINGS_KEY]
     for name, value in (
+        ("benchmark", "osworld"),
         ("domain", item.task.domain),
         ("task_id", item.task.id),
         ("agent", settings.agent or ""),

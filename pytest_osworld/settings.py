@@ -156,6 +156,14 @@ OPTIONS: tuple[Option, ...] = (
         kind="bool",
     ),
     Option(
+        "record",
+        "--record",
+        "osworld_record",
+        "record the screen during each episode to recording.mp4 in the task's results folder",
+        False,
+        kind="bool",
+    ),
+    Option(
         "rescore",
         "--rescore",
         "osworld_rescore",
@@ -194,6 +202,7 @@ class Settings:
     repeat: int = 1
     skip_done: bool = False
     rescore: Path | None = None
+    record: bool = False
     sources: dict[str, str] = field(default_factory=dict)
 
     def header_lines(self) -> list[str]:
@@ -364,5 +373,6 @@ def resolve(config: pytest.Config) -> Settings:
         repeat=get("repeat", _positive_int, "expected a positive whole number"),
         skip_done=bool(values["skip_done"]),
         rescore=Path(values["rescore"]) if values["rescore"] else None,
+        record=bool(values["record"]),
         sources=sources,
     )

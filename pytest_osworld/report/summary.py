@@ -21,7 +21,6 @@ CATEGORIES: dict[str, str] = {
     "vs_code": "Professional",
     "gimp": "Professional",
     "multi_apps": "Workflow",
-    "omniact": "OmniACT",
 }
 
 
@@ -84,11 +83,34 @@ class Group:
         )
 
 
+#: Domains of other benchmarks, summarised on their own rows and never in OSWorld's overall.
+SEPARATE_BENCHMARKS = {"omniact": "OmniACT (action score)"}
+
+
 def summarize(records: Iterable[TaskRecord]) -> list[str]:
-    """The summary lines for a set of task records."""
+    """The summary lines for a set of task records.
+
+    OSWorld tasks are summarised overall, by category, domain and feasibility; other
+    benchmarks (OmniACT) get their own lines and never enter OSWorld's figures.
+    """
     records = list(records)
     if not records:
         return []
+    lines: list[str] = []
+    osworld = [r for r in records if r.domain not in SEPARATE_BENCHMARKS]
+    if osworld:
+        lines += _osworld_lines(osworld)
+    for domain, title in SEPARATE_BENCHMARKS.items():
+        group = Group(title)
+        for record in records:
+            if record.domain == domain:
+                group.add(record)
+        if group.total:
+            lines += [f"{title.split(' ')[0]}, separately:", group.row()]
+    return lines
+
+
+def _osworld_lines(records: list[TaskRecord]) -> list[str]:
     overall = Group("overall")
     domains: dict[str, Group] = {}
     categories: dict[str, Group] = {}
@@ -101,7 +123,7 @@ def summarize(records: Iterable[TaskRecord]) -> list[str]:
         feasibility["infeasible" if record.infeasible else "feasible"].add(record)
     lines = ["success rate (passed / ran; errors count as failures) and mean score:", overall.row()]
     lines.append("by category:")
-    order = ["OS", "Office", "Daily", "Professional", "Workflow", "OmniACT", "Other"]
+    order = ["OS", "Office", "Daily", "Professional", "Workflow", "Other"]
     lines += [categories[c].row() for c in order if c in categories]
     lines.append("by domain:")
     lines += [domains[d].row() for d in sorted(domains)]

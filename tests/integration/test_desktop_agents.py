@@ -4,6 +4,7 @@ episode, each observation type, and a Set-of-Marks tag that clicks the button it
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -111,3 +112,35 @@ def test_som_tag_clicks_the_button_it_marks(desktop) -> None:
     result = guest.run_python(code)
     assert result.returncode == 0, result.error
     _wait(lambda: "was pressed" in guest.accessibility_tree(), 30, "the page to say it was pressed")
+
+
+def test_recording_plays_for_the_length_of_the_run(pytester: pytest.Pytester) -> None:
+    task = dict(TASK, solution=["import time\ntime.sleep(2)", "import time\ntime.sleep(2)", "DONE"])
+    path = pytester.path / "tasks" / "os" / f"{TASK['id']}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(task))
+    result = pytester.runpytest_subprocess(
+        "tasks", "--agent=replay", "--record", "--results-dir=results", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(failed=1)  # the folder is never made: the evaluator says so
+    video = next((pytester.path / "results").rglob("recording.mp4"))
+    probe = subprocess.run(
+        [
+            "ffprobe",
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=codec_type:format=duration",
+            "-of",
+            "json",
+            str(video),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    info = json.loads(probe.stdout)
+    assert info["streams"][0]["codec_type"] == "video"
+    assert 3.0 <= float(info["format"]["duration"]) <= 30.0

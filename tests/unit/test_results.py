@@ -34,3 +34,15 @@ def test_summary_counts_errors_in_the_denominator() -> None:
     text = "\n".join(lines)
     assert "overall                 33.3%  mean 0.500  (1/3 passed, 1 failed, 1 errors, 1 skipped)" in text
     assert "Professional" in text and "Daily" in text
+
+
+def test_omniact_is_summarised_apart_from_osworld() -> None:
+    lines = summarize([
+        TaskRecord("a", "os", "passed", 1.0, False),
+        TaskRecord("b", "omniact", "failed", 0.5, False),
+        TaskRecord("c", "omniact", "passed", 1.0, False),
+    ])
+    text = "\n".join(lines)
+    assert "overall                100.0%  mean 1.000  (1/1 passed" in text
+    assert "OmniACT, separately:" in text
+    assert "OmniACT (action score)  50.0%  mean 0.750  (1/2 passed" in text
