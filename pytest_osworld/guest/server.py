@@ -725,6 +725,10 @@ def _tree(path: str, depth: int) -> dict[str, Any]:
     return {"type": "directory", "name": name, "children": children}
 
 
+#: The most of an unauthorized request's body that is read (and dropped) before the 401.
+UNAUTHORIZED_DRAIN = 64 * 1024
+
+
 class _Handler(BaseHTTPRequestHandler):
     """Reads one request, hands it to the app, writes its response."""
 
@@ -738,7 +742,11 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {key.lower(): value for key, value in self.headers.items()}
         app = self.server.app
         if not app.authorized(headers.get("authorization")):
-            # Refuse before reading a possibly huge body.
+            # Refuse without reading a large body; a small one is drained first, so a client
+            # still sending it reads the 401 instead of a broken pipe.
+            declared = headers.get("content-length", "0")
+            if declared.isdigit() and 0 < int(declared) <= UNAUTHORIZED_DRAIN:
+                self.rfile.read(int(declared))
             self._send(app.handle(Request(self.command, parsed.path, headers)), close=True)
             return
         length_text = headers.get("content-length", "0")

@@ -54,6 +54,8 @@ DESKTOP_DIR = Path(__file__).resolve().parent / "local_desktop"
 TEMPLATE_VERSION = "1"
 #: Inside the sandbox: the control dir (socket, token) and the template.
 SANDBOX_CTL = "/run/osworld/ctl"
+#: The longest path a unix socket may have (``sun_path`` is 108 bytes with its NUL).
+UNIX_PATH_MAX = 107
 SANDBOX_TEMPLATE = "/run/osworld/template"
 SANDBOX_HOME = "/home/user"
 SANDBOX_UID = 1000
@@ -408,9 +410,16 @@ class LocalProvider(Provider):
         if missing:
             raise EnvironmentFailure(f"the local desktop needs {', '.join(missing)}; run scripts/install.sh")
         base = Path(self.config.work_dir) if self.config.work_dir else None
+        prefix = f"osworld-local-{self.config.worker_id}-"
+        # The control sockets live under the work folder, and a unix socket's path may not
+        # exceed 107 bytes: a deep folder (pytest's tmp paths, a long results path) moves
+        # the work folder to the system's temporary folder instead.
+        longest = len(prefix) + len("xxxxxxxx/session-99999/ctl/guest.sock") + 1
+        if base is not None and len(str(base.resolve())) + longest > UNIX_PATH_MAX:
+            base = None
         if base is not None:
             base.mkdir(parents=True, exist_ok=True)
-        self._work = Path(tempfile.mkdtemp(prefix=f"osworld-local-{self.config.worker_id}-", dir=base))
+        self._work = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
         etc = self._work / "etc"
         etc.mkdir()
         passwd, group = passwd_files()

@@ -412,7 +412,7 @@ BOOKMARKS_PATH = "/home/user/.config/google-chrome/Default/Bookmarks"
 PREFLUSH = [
     # Chrome writes Preferences on exit; on OSWorld's image the process is "chrome", here
     # (Chromium as google-chrome) it is "chromium".
-    {"type": "execute", "parameters": {"command": "pkill chrome; pkill chromium; sleep 2", "shell": True}},
+    {"type": "execute", "parameters": {"command": "pkill chrome; sleep 2", "shell": True}},
     {"type": "sleep", "parameters": {"seconds": 2}},
 ]
 
