@@ -228,7 +228,7 @@ def _load_manifest(path: Path) -> set[tuple[str, str]]:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Apply ``--manifest`` and ``--known-broken``; order tasks; demand an agent to run them."""
+    """Apply ``--manifest``, ``--skip-done`` and ``--known-broken``; demand an agent to run tasks."""
     settings = config.stash[SETTINGS_KEY]
     if settings.manifest is not None:
         wanted = _load_manifest(settings.manifest)
