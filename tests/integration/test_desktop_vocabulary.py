@@ -359,3 +359,190 @@ def test_relative_time_uses_the_environment_clock(make_ctx) -> None:
 
     tomorrow = dt.datetime.fromtimestamp(stamp, tz=dt.UTC).date() + dt.timedelta(days=1)
     assert rules["expected"]["time"] == tomorrow.isoformat()
+
+
+#: A store page served for every path by :data:`STORE_SERVER` inside the desktop.
+STORE_PAGE = (
+    "<html><head><title>Acme Store</title></head><body><h1>Acme Store</h1>"
+    '<span class="price">$12.50</span><ul><li class="item">Red shoe</li><li class="item">Blue shoe</li>'
+    '</ul><input id="qty" value="3"><a id="help" href="/help.html">Help</a></body></html>'
+)
+
+#: A catch-all HTTP server: the same store page at any path, as a shop's URL scheme needs.
+STORE_SERVER = f"""
+import http.server
+PAGE = {STORE_PAGE!r}.encode()
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+http.server.ThreadingHTTPServer(("127.0.0.1", 8000), Handler).serve_forever()
+"""
+
+STORE_URL = "http://127.0.0.1:8000/shop/brand/acme/onsale/item-1234?q=shoes&color=red,blue"
+
+
+@pytest.fixture
+def store(make_ctx) -> TaskContext:
+    """Chrome showing :data:`STORE_URL` (served inside the desktop) in its only tab."""
+    ctx = make_ctx("chrome")
+    ctx.guest.upload_file("/home/user/store.py", STORE_SERVER.encode())
+    ctx.guest.launch(["python3", "/home/user/store.py"])
+    _start_chrome(ctx)
+    run_steps(ctx, steps(("chrome_open_tabs", {"urls_to_open": [STORE_URL]})))
+    _wait(lambda: get(ctx, "active_url_from_accessTree", goto_prefix="http://") == STORE_URL, 30, "the tab")
+    return ctx
+
+
+def test_url_getters_parse_the_active_tab(store: TaskContext) -> None:
+    ctx = store
+    prefix = {"goto_prefix": "http://"}
+    assert get(
+        ctx, "active_tab_url_parse", parse_keys=["q", "color", "absent"], replace={"q": "query"}, **prefix
+    ) == {
+        "query": "shoes",
+        "color": "red,blue",
+    }
+    assert get(ctx, "active_tab_url_parse", parse_keys=["color"], split_list=True, **prefix) == {
+        "color": ["red", "blue"]
+    }
+    assert get(ctx, "url_dashPart", partIndex=3, **prefix) == "acme"
+    assert get(
+        ctx, "url_dashPart", partIndex=5, needDeleteId=True, returnType="json", key="sku", **prefix
+    ) == {"sku": "item"}
+    with pytest.raises(GetterError, match="no part 9"):
+        get(ctx, "url_dashPart", partIndex=9, **prefix)
+    assert get(ctx, "url_path_parse", parse_keys=["shop", "brand", "onsale"], **prefix) == {
+        "shop": True,
+        "brand": "acme",
+        "onsale": "item-1234",
+    }
+
+
+def test_page_getters_read_the_active_tab_over_devtools(store: TaskContext) -> None:
+    ctx = store
+    prefix = {"goto_prefix": "http://"}
+    info = get(ctx, "active_tab_info", **prefix)
+    assert info["url"] == STORE_URL and info["title"] == "Acme Store" and "$12.50" in info["content"]
+    assert get(
+        ctx,
+        "active_tab_html_parse",
+        category="class",
+        class_singleObject={"price": "price"},
+        class_multiObject={"item": {"0": "first", "1": "second", "5": "missing"}},
+        **prefix,
+    ) == {"price": "$12.50", "first": "Red shoe", "second": "Blue shoe", "missing": ""}
+    assert get(ctx, "active_tab_html_parse", category="xpath", xpathObject={"//h1": "heading"}, **prefix) == {
+        "heading": "Acme Store"
+    }
+    assert get(
+        ctx, "active_tab_html_parse", category="input", inputObject={"//input[@id='qty']": "qty"}, **prefix
+    ) == {"qty": "3"}
+    with pytest.raises(GetterError, match="category 'label'"):
+        get(ctx, "active_tab_html_parse", category="label", **prefix)
+    infos = [
+        {"action": "inner_text", "selector": "li.item:nth-child(2)"},
+        {"action": "attribute", "selector": "a#help", "attribute": "href"},
+    ]
+    assert get(ctx, "info_from_website", url="http://127.0.0.1:8000/help", infos=infos) == [
+        "Blue shoe",
+        "/help.html",
+    ]
+
+
+def test_pdf_from_url_prints_the_page(store: TaskContext) -> None:
+    from pypdf import PdfReader
+
+    pdf = get(store, "pdf_from_url", path="http://127.0.0.1:8000/catalog", dest="catalog.pdf")
+    assert pdf == store.work_dir / "catalog.pdf"
+    text = "".join(page.extract_text() for page in PdfReader(pdf).pages)
+    assert "Acme Store" in text and "$12.50" in text
+
+
+def test_live_pages_are_refused_offline(make_ctx) -> None:
+    ctx = make_ctx("chrome")
+    for getter, config in [
+        ("info_from_website", {"url": "https://www.example.com/", "infos": []}),
+        ("pdf_from_url", {"path": "https://www.example.com/", "dest": "x.pdf"}),
+        ("page_info", {"url": "https://www.example.com/"}),
+    ]:
+        with pytest.raises(NeedsCapability, match=r"live web.*no network"):
+            get(ctx, getter, **config)
+    with pytest.raises(NeedsCapability, match=r"recreation\.gov"):
+        get(ctx, "gotoRecreationPage_and_get_html_content", selector="x")
+
+
+def _write_preferences(ctx: TaskContext, name: str, update: Callable[[dict[str, Any]], None]) -> None:
+    path = f"/home/user/.config/google-chrome/Default/{name}"
+    try:
+        data = json.loads(ctx.guest.read_file(path))
+    except FileNotFoundError:
+        data = {}
+    update(data)
+    ctx.guest.upload_file(path, json.dumps(data).encode())
+
+
+def test_chrome_settings_getters_follow_the_profile(make_ctx) -> None:
+    ctx = make_ctx("chrome")
+    # Chrome's defaults, as the template profile has them.
+    assert get(ctx, "default_search_engine") == "Google"
+    assert get(ctx, "new_startup_page") == "true"
+    assert get(ctx, "data_delete_automacally") == "false"
+    assert get(ctx, "chrome_appearance_mode_ui") in ("system", "light")
+    assert get(ctx, "find_installed_extension_name") == []
+    assert get(ctx, "find_unpacked_extension_path") == []
+
+    def change(prefs: dict[str, Any]) -> None:
+        prefs["default_search_provider_data"] = {"template_url_data": {"short_name": "Bing"}}
+        prefs.setdefault("session", {})["restore_on_startup"] = 1
+        prefs.setdefault("profile", {}).setdefault("default_content_setting_values", {})["cookies"] = 4
+        prefs.setdefault("browser", {}).setdefault("theme", {})["color_scheme2"] = 2
+
+    def add_extensions(prefs: dict[str, Any]) -> None:
+        prefs.setdefault("extensions", {})["settings"] = {
+            "a" * 32: {
+                "location": 4,
+                "path": "/home/user/Desktop/helloExtension",
+                "manifest": {"name": "Hello"},
+            },
+            "b" * 32: {"location": 1, "path": "b/1.0", "manifest": {"name": "Dark Reader"}},
+            "c" * 32: {"location": 5, "path": "/opt/pdf", "manifest": {"name": "Chrome PDF Viewer"}},
+        }
+
+    _write_preferences(ctx, "Preferences", change)
+    _write_preferences(ctx, "Secure Preferences", add_extensions)
+    assert get(ctx, "default_search_engine") == "Bing"
+    assert get(ctx, "new_startup_page") == "false"
+    assert get(ctx, "data_delete_automacally") == "true"
+    assert get(ctx, "chrome_appearance_mode_ui") == "dark"
+    assert sorted(get(ctx, "find_installed_extension_name")) == ["Dark Reader", "Hello"]
+    assert get(ctx, "find_unpacked_extension_path") == ["/home/user/Desktop/helloExtension"]
+
+
+def test_vscode_config_runs_the_evaluation_extension(make_ctx) -> None:
+    from test_tasks_vscode import INSTALLED
+    from vscode_eval_extension import vsix_bytes
+
+    if not INSTALLED:
+        pytest.skip("code-server is not installed (scripts/install.sh)")
+    ctx = make_ctx("vscode")
+    ctx.guest.upload_file("/home/user/Downloads/eval-0.0.1.vsix", vsix_bytes())
+    installed = ctx.guest.execute(["code", "--install-extension", "/home/user/Downloads/eval-0.0.1.vsix"])
+    assert "successfully installed" in installed.output, installed
+    ctx.guest.execute(["mkdir", "-p", "/home/user/project/.vscode"])
+    ctx.guest.launch(["code", "/home/user/project"])
+    _wait(
+        lambda: "Visual Studio Code" in ctx.guest.execute(["wmctrl", "-l"]).output, 120, "the VS Code window"
+    )
+    time.sleep(5)  # the workbench loads after its window appears
+
+    def project_reported() -> Path | None:
+        path = get(
+            ctx, "vscode_config", vscode_extension_command="OpenProject", path="/home/user/OpenProject.txt"
+        )
+        return path if path.read_text() == "project" else None
+
+    assert _wait(project_reported, 60, "OpenProject.txt to name the folder").name == "OpenProject.txt"

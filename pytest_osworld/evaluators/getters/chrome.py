@@ -111,11 +111,18 @@ def get_chrome_appearance_mode_ui(ctx: TaskContext, config: dict[str, Any]) -> s
 
 
 def _extensions(ctx: TaskContext) -> dict[str, Any]:
-    settings = _dig(preferences(ctx), "extensions", "settings", default={})
-    if not settings:
-        secure = json.loads(_profile_file_or_empty(ctx, "Secure Preferences") or b"{}")
-        settings = _dig(secure, "extensions", "settings", default={})
-    return settings if isinstance(settings, dict) else {}
+    """Extension entries by id, from ``Preferences`` and ``Secure Preferences`` together.
+
+    Chrome keeps its component extensions in one file and, where preference protection is
+    on, the user's extensions in the other; an entry in both is taken from the second.
+    """
+    merged: dict[str, Any] = {}
+    secure = json.loads(_profile_file_or_empty(ctx, "Secure Preferences") or b"{}")
+    for prefs in (preferences(ctx), secure):
+        settings = _dig(prefs, "extensions", "settings", default={})
+        if isinstance(settings, dict):
+            merged.update(settings)
+    return merged
 
 
 def _profile_file_or_empty(ctx: TaskContext, name: str) -> bytes:
@@ -237,14 +244,18 @@ def get_active_url_from_accessTree(ctx: TaskContext, config: dict[str, Any]) -> 
 
 
 def get_active_tab_url_parse(ctx: TaskContext, config: dict[str, Any]) -> dict[str, Any]:
-    """Selected query parameters of the active URL (``parse_keys``, ``replace``, ``split_list``)."""
+    """Selected query parameters of the active URL (``parse_keys``, ``replace``, ``split_list``).
+
+    With ``split_list`` a value is a comma-separated list (``modelList=a,b,c``) and is
+    returned split; otherwise the parameter's first value is returned as it is.
+    """
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(active_url(ctx, config)).query)
     parsed: dict[str, Any] = {}
     for key in config.get("parse_keys", []):
         values = query.get(key)
         if values is None:
             continue
-        parsed[key] = values if config.get("split_list") else values[0]
+        parsed[key] = values[0].split(",") if config.get("split_list") else values[0]
     for old, new in (config.get("replace") or {}).items():
         if old in parsed:
             parsed[new] = parsed.pop(old)
