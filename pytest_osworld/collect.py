@@ -27,6 +27,7 @@ from pytest_osworld.errors import AgentFailure, OSWorldError, TaskFileError, Unk
 from pytest_osworld.evaluators.evaluate import Evaluation, describe_getter, evaluate
 from pytest_osworld.evaluators.getters import GETTERS
 from pytest_osworld.evaluators.metrics import METRICS
+from pytest_osworld.host import host_name, worker_name
 from pytest_osworld.providers.base import Environment
 from pytest_osworld.report.results import TaskRecorder, TaskResult
 from pytest_osworld.runner import Budget, EndReason, Episode, run_episode
@@ -247,12 +248,14 @@ def _save_recording(guest: Any, recorder: TaskRecorder, item: pytest.Item) -> No
 
 
 def provenance(task: Task, settings: Settings, provider: str) -> dict[str, Any]:
-    """Where a result came from: the task file, the plugin, the provider, the agent."""
+    """Where a result came from: the task file, the plugin, the provider, host and worker, the agent."""
     return {
         "task_file": str(task.path),
         "task_sha256": task.sha256,
         "plugin_version": __version__,
         "provider": provider,
+        "host": host_name(),
+        "worker": worker_name(),
         "agent": settings.agent,
         "model": settings.model,
         "max_steps": settings.max_steps,

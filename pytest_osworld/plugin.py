@@ -35,6 +35,7 @@ from pytest_osworld.fixtures import (  # noqa: F401  (fixtures are found by name
     osworld_settings,
     osworld_task,
 )
+from pytest_osworld.host import host_name, worker_name
 from pytest_osworld.omniact.collect import MARKER_LINE as OMNIACT_MARKER
 from pytest_osworld.omniact.collect import OmniactFile, OmniactItem, omniact_file_for
 from pytest_osworld.providers import PROVIDERS
@@ -347,6 +348,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         ("max_steps", settings.max_steps),
         ("task_sha256", item.task.sha256),
         ("plugin_version", __version__),
+        ("host", host_name()),
+        ("worker", worker_name()),
     ):
         item.user_properties.append((name, value))
 

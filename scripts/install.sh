@@ -21,6 +21,25 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update
 $SUDO apt-get install -y "${APT_PACKAGES[@]}"
 
+# ---- SSH: hosts of a distributed run ------------------------------------------------------
+# Every host of a run spread over machines (pytest-xdist over SSH, docs/scaling.md) needs
+# an SSH server, and the controller a client; the tests start sshd processes of their own.
+# The package's service must not start here (a server on all addresses that nobody asked
+# for): a policy-rc.d that refuses service starts is in place during the install only,
+# unless the machine already has one.
+if ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q "install ok installed"; then
+    if [ -e /usr/sbin/policy-rc.d ]; then
+        $SUDO apt-get install -y --no-install-recommends openssh-server openssh-client
+    else
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+        $SUDO chmod 755 /usr/sbin/policy-rc.d
+        $SUDO apt-get install -y --no-install-recommends openssh-server openssh-client \
+            || { $SUDO rm -f /usr/sbin/policy-rc.d; exit 1; }
+        $SUDO rm -f /usr/sbin/policy-rc.d
+    fi
+fi
+# -------------------------------------------------------------------------------------------
+
 # ---- PIP ----------------------------------------------------------------------------------
 # Debian's python (not a pyenv one) with system site-packages, or pyatspi cannot import.
 if [ ! -x .venv/bin/python ]; then
