@@ -130,7 +130,7 @@ Environment=HOME=/home/user USER=user LOGNAME=user SHELL=/bin/bash LANG=C.UTF-8 
 Environment=PATH=/opt/osworld/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 Environment=DISPLAY=:0 XDG_RUNTIME_DIR=/run/user/1000 XDG_SESSION_TYPE=x11 XDG_CONFIG_HOME=/home/user/.config
 Environment=NO_AT_BRIDGE=0 GTK_MODULES=gail:atk-bridge QT_ACCESSIBILITY=1 QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1
-Environment=ACCESSIBILITY_ENABLED=1 SAL_USE_VCLPLUGIN=gtk3 PYTHONDONTWRITEBYTECODE=1
+Environment=ACCESSIBILITY_ENABLED=1 SAL_USE_VCLPLUGIN=gtk3 PYTHONDONTWRITEBYTECODE=1 MOZ_APP_REMOTINGNAME=thunderbird
 Environment=OSWORLD_CTL=/run/osworld/ctl OSWORLD_SCREEN=1920x1080 OSWORLD_GUEST_PORT=5000
 Environment=OSWORLD_GUEST_PYTHON=/opt/osworld/venv/bin/python
 Environment=OSWORLD_DESKTOP_DIR=/opt/osworld/lib/pytest_osworld/providers/local_desktop

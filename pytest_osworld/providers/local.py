@@ -249,6 +249,9 @@ def sandbox_env(python: str, screen: tuple[int, int], with_template: bool) -> di
         "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
         "ACCESSIBILITY_ENABLED": "1",
         "SAL_USE_VCLPLUGIN": "gtk3",
+        # Thunderbird's window class as on OSWorld's Ubuntu, "Mail.thunderbird" (Debian's
+        # build says "Mail.thunderbird-default"): tasks close it by exact class.
+        "MOZ_APP_REMOTINGNAME": "thunderbird",
         "OSWORLD_CTL": SANDBOX_CTL,
         "OSWORLD_SCREEN": f"{screen[0]}x{screen[1]}",
         "OSWORLD_GUEST_PYTHON": python,

@@ -546,3 +546,13 @@ def test_vscode_config_runs_the_evaluation_extension(make_ctx) -> None:
         return path if path.read_text() == "project" else None
 
     assert _wait(project_reported, 60, "OpenProject.txt to name the folder").name == "OpenProject.txt"
+
+
+def test_thunderbird_is_closed_by_osworld_exact_class(make_ctx) -> None:
+    """OSWorld closes Thunderbird by the exact class ``Mail.thunderbird`` (Ubuntu's)."""
+    ctx = make_ctx("thunderbird")
+    ctx.guest.launch(["/usr/bin/thunderbird"])
+    _wait(lambda: "Mail.thunderbird " in ctx.guest.execute(["wmctrl", "-lx"]).output, 90, "Thunderbird")
+    close = {"window_name": "Mail.thunderbird", "strict": True, "by_class": True}
+    run_steps(ctx, steps(("close_window", close)))
+    _wait(lambda: "Mail.thunderbird" not in ctx.guest.execute(["wmctrl", "-lx"]).output, 30, "it to close")
