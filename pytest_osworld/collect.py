@@ -23,12 +23,18 @@ from pytest_osworld import __version__
 from pytest_osworld.agent import Agent
 from pytest_osworld.catalog import needs_gdrive, needs_network
 from pytest_osworld.context import TaskContext
-from pytest_osworld.errors import AgentFailure, OSWorldError, TaskFileError, UnknownNameError
+from pytest_osworld.errors import (
+    AgentFailure,
+    EnvironmentFailure,
+    OSWorldError,
+    TaskFileError,
+    UnknownNameError,
+)
 from pytest_osworld.evaluators.evaluate import Evaluation, describe_getter, evaluate
 from pytest_osworld.evaluators.getters import GETTERS
 from pytest_osworld.evaluators.metrics import METRICS
 from pytest_osworld.host import host_name, worker_name
-from pytest_osworld.providers.base import Environment
+from pytest_osworld.providers.base import Environment, Provider
 from pytest_osworld.report.results import TaskRecorder, TaskResult
 from pytest_osworld.runner import Budget, EndReason, Episode, run_episode
 from pytest_osworld.settings import SETTINGS_KEY, Settings
@@ -127,6 +133,9 @@ class TaskItem(pytest.Function):
             self.add_marker(pytest.mark.gdrive)
         #: Filled in by ``run_task``: the result as plain data.
         self.osworld_result: dict[str, Any] | None = None
+        #: Set by the ``osworld_recorder`` fixture: this task's results folder writer (kept
+        #: on the item so an interrupted run can still write the task's result).
+        self.osworld_recorder: TaskRecorder | None = None
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """The task file, not ``run_task``, as the location of failures."""
@@ -264,18 +273,27 @@ def provenance(task: Task, settings: Settings, provider: str) -> dict[str, Any]:
     }
 
 
-def error_result(item: TaskItem, settings: Settings, reason: str) -> TaskResult:
-    """The result of a task that broke (environment, setup step, agent): an ERROR, no score."""
-    task = item.task
+def error_result(item: TaskItem, settings: Settings, reason: str, steps: int = 0) -> TaskResult:
+    """The result of a task that broke (environment, setup step, agent): an ERROR, no score.
+
+    ``steps`` is how many agent steps were recorded before it broke.
+    """
+    return task_error_result(item.task, item.nodeid, item.repeat, settings, reason, steps)
+
+
+def task_error_result(
+    task: Task, nodeid: str, repeat: int, settings: Settings, reason: str, steps: int = 0
+) -> TaskResult:
+    """:func:`error_result` without the item (the xdist controller has none of a crashed task)."""
     return TaskResult(
         task_id=task.id,
         domain=task.domain,
-        nodeid=item.nodeid,
+        nodeid=nodeid,
         outcome="error",
         score=None,
         threshold=settings.pass_threshold,
         end_reason=None,
-        steps=0,
+        steps=steps,
         max_steps=settings.max_steps,
         duration_s=0.0,
         infeasible=task.infeasible,
@@ -283,8 +301,19 @@ def error_result(item: TaskItem, settings: Settings, reason: str) -> TaskResult:
         provenance=provenance(task, settings, settings.provider),
         instruction=task.instruction,
         conj=task.evaluator.conj,
-        repeat=item.repeat,
+        repeat=repeat,
     )
+
+
+def _provider_note(item: pytest.Item) -> str:
+    """What this worker's provider knows about its environment after a failure, or ''."""
+    provider = getattr(item, "funcargs", {}).get("osworld_provider")
+    if not isinstance(provider, Provider):
+        return ""
+    try:
+        return provider.diagnose()
+    except Exception as exc:  # a diagnosis must never hide the failure it explains
+        return f"(could not ask provider {provider.name!r} what happened: {type(exc).__name__}: {exc})"
 
 
 def run_task(
@@ -318,15 +347,19 @@ def run_task(
             observation_type=settings.observation_type,
             on_step=on_step,
         )
-    except OSWorldError as exc:
-        recorder.error(str(exc))
+    except EnvironmentFailure as exc:
+        # The trajectory's error line and result.json are written from the report
+        # (plugin._record_unscored), once; here the reason only gains what the provider
+        # knows, such as a desktop that died under the episode.
+        note = _provider_note(item)
+        if note:
+            raise EnvironmentFailure(f"{note}: {exc}") from exc
         raise
     finally:
         if recording:
             _save_recording(osworld_context.guest, recorder, item)
     item.add_report_section("call", "osworld trajectory", trajectory_text(episode))
     if episode.end_reason is EndReason.AGENT_ERROR:
-        recorder.error(episode.error or "agent error")
         raise AgentFailure(f"the agent failed: {episode.error} (after {len(episode.steps)} steps)")
     evaluation = evaluate(osworld_context, episode.last_action)
     passed = evaluation.score >= settings.pass_threshold

@@ -109,21 +109,31 @@ def osworld_task(request: pytest.FixtureRequest) -> Task:
     return task
 
 
+def recorder_for(settings: Settings, task: Task, repeat: int = 1, fresh: bool = True) -> TaskRecorder:
+    """The results folder writer of ``task`` in this run (``fresh=False`` keeps its contents)."""
+    return TaskRecorder(
+        settings.results_dir,
+        settings.action_space,
+        settings.observation_type,
+        settings.model or settings.agent or "agent",
+        task.domain,
+        task.id,
+        repeat=repeat,
+        fresh=fresh,
+    )
+
+
 @pytest.fixture
 def osworld_recorder(
     request: pytest.FixtureRequest, osworld_settings: Settings, osworld_task: Task
 ) -> TaskRecorder:
     """The results folder of this task, in OSWorld's layout."""
-    s = osworld_settings
-    return TaskRecorder(
-        s.results_dir,
-        s.action_space,
-        s.observation_type,
-        s.model or s.agent or "agent",
-        osworld_task.domain,
-        osworld_task.id,
-        repeat=getattr(request.node, "repeat", 1),
-    )
+    from pytest_osworld.collect import TaskItem
+
+    recorder = recorder_for(osworld_settings, osworld_task, repeat=getattr(request.node, "repeat", 1))
+    if isinstance(request.node, TaskItem):
+        request.node.osworld_recorder = recorder
+    return recorder
 
 
 def check_assets_available(task: Task, assets: AssetCache) -> None:

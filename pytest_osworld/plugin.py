@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Generator
@@ -22,6 +25,7 @@ from pytest_osworld.collect import (
     error_result,
     is_task_file,
     plain_failure,
+    task_error_result,
 )
 from pytest_osworld.errors import AgentFailure, EnvironmentFailure, OSWorldError
 from pytest_osworld.fixtures import (  # noqa: F401  (fixtures are found by name)
@@ -34,6 +38,7 @@ from pytest_osworld.fixtures import (  # noqa: F401  (fixtures are found by name
     osworld_recorder,
     osworld_settings,
     osworld_task,
+    recorder_for,
 )
 from pytest_osworld.host import host_name, worker_name
 from pytest_osworld.omniact.collect import MARKER_LINE as OMNIACT_MARKER
@@ -42,6 +47,7 @@ from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.report.results import TaskRecorder
 from pytest_osworld.report.summary import TaskRecord, summarize
 from pytest_osworld.settings import SETTINGS_KEY, Settings, add_options, resolve
+from pytest_osworld.task import load_task
 
 DOMAINS = (
     "chrome",
@@ -56,6 +62,50 @@ DOMAINS = (
     "vs_code",
 )
 KNOWN_BROKEN_KEY = pytest.StashKey[dict[str, str]]()
+#: The SIGTERM handler that was in place before ours (restored at unconfigure).
+SIGTERM_KEY = pytest.StashKey[Any]()
+
+#: result.json's reason for a task cut short by Ctrl-C or SIGTERM.
+INTERRUPTED = "interrupted by {signal} after {steps}/{max_steps} steps; the steps so far are kept in {traj}"
+#: result.json's reason for a task whose xdist worker died under it.
+WORKER_CRASHED = (
+    "{xdist}: the worker process died (killed, or out of memory); "
+    "the {steps} step(s) it recorded are kept in {traj}"
+)
+
+
+class Terminated(KeyboardInterrupt):
+    """pytest received SIGTERM: handled as Ctrl-C is, so the running task becomes an ERROR
+    with its reason, fixtures are torn down (desktops stopped) and the summary is printed."""
+
+    def __init__(self, signum: int) -> None:
+        self.signal_name = signal.Signals(signum).name
+        super().__init__(f"pytest received {self.signal_name}")
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """Turn the first SIGTERM into :class:`Terminated`; a second one ends the process at once."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Terminated(signum)
+
+
+def _install_sigterm(config: pytest.Config) -> None:
+    """Handle SIGTERM like Ctrl-C, unless someone else already handles it (or we cannot)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    config.stash[SIGTERM_KEY] = signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Put back the SIGTERM handler we replaced, if ours is still the one in place."""
+    previous = config.stash.get(SIGTERM_KEY, None)
+    if previous is None or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, previous)
+    del config.stash[SIGTERM_KEY]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -114,6 +164,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--provider-arg ({settings.sources['provider_args']}): {exc}") from None
     # A broken task file is a collection error for that file only: the run goes on.
     config.option.continue_on_collection_errors = True
+    _install_sigterm(config)
     for line in (
         "osworld: an OSWorld task",
         "app(name): the task uses this app (from related_apps)",
@@ -150,6 +201,32 @@ class _XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         """Give the worker the controller's results folder (one run, one folder)."""
         node.workerinput["osworld_results_dir"] = str(self.settings.results_dir)
+
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """A task whose worker died: write its ERROR result (keeping the steps it recorded)
+        and give xdist's crash report the task's data, so the summary counts it."""
+        path, _, name = crashitem.partition("::")
+        if not path.endswith(".json"):
+            return
+        try:
+            task = load_task(self.config.rootpath / path)
+        except (OSWorldError, OSError):
+            return
+        match = re.search(r"\[(\d+)\]$", name)
+        repeat = int(match.group(1)) if match else 1
+        recorder = recorder_for(self.settings, task, repeat=repeat, fresh=False)
+        steps = recorder.steps_written
+        reason = WORKER_CRASHED.format(xdist=report.longrepr, steps=steps, traj=recorder.traj)
+        result = task_error_result(task, crashitem, repeat, self.settings, reason, steps=steps)
+        recorder.error(reason)
+        recorder.finish(result)
+        report.osworld = {  # type: ignore[attr-defined]
+            "domain": task.domain,
+            "task_id": task.id,
+            "infeasible": task.infeasible,
+            "score": None,
+            "outcome": "error",
+        }
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Under xdist only the workers collect: the controller stops a run of tasks with no agent."""
@@ -327,10 +404,60 @@ def _record_unscored(item: TaskItem, report: pytest.TestReport, excinfo: Any) ->
         result.outcome = "skipped"
     else:
         reason = str(excinfo.value) if excinfo is not None else "error"
-        result = error_result(item, settings, reason)
+        result = error_result(item, settings, reason, steps=recorder.steps_written)
         recorder.error(reason)
     recorder.finish(result)
     item.osworld_result = result.to_json()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """A task cut short by Ctrl-C or SIGTERM is an ERROR with its reason, never absent.
+
+    pytest reports nothing for the test it was running when interrupted; for a task we
+    write its result.json and log an error report, so the terminal, JUnit and the
+    summary count it.
+    """
+    try:
+        return (yield)
+    except KeyboardInterrupt as exc:
+        if isinstance(item, TaskItem) and item.osworld_result is None:
+            _report_interrupted(item, exc)
+        raise
+
+
+def _report_interrupted(item: TaskItem, exc: KeyboardInterrupt) -> None:
+    """Write the ERROR result of an interrupted task and log its report."""
+    settings = item.config.stash[SETTINGS_KEY]
+    name = exc.signal_name if isinstance(exc, Terminated) else "SIGINT (Ctrl-C)"
+    recorder = item.osworld_recorder  # item.funcargs is gone by now
+    steps = recorder.steps_written if recorder is not None else 0
+    traj = recorder.traj if recorder is not None else "(the task had not started)"
+    reason = INTERRUPTED.format(signal=name, steps=steps, max_steps=settings.max_steps, traj=traj)
+    if recorder is not None:
+        result = error_result(item, settings, reason, steps=steps)
+        recorder.error(reason)
+        recorder.finish(result)
+        item.osworld_result = result.to_json()
+    report = pytest.TestReport(
+        nodeid=item.nodeid,
+        location=item.location,
+        keywords=dict.fromkeys(item.keywords, 1),
+        outcome="failed",
+        longrepr=plain_failure(reason, str(item.path)),
+        when="setup",
+        user_properties=list(item.user_properties),
+    )
+    report.osworld = {  # type: ignore[attr-defined]
+        "domain": item.task.domain,
+        "task_id": item.task.id,
+        "infeasible": item.task.infeasible,
+        "score": None,
+        "outcome": "error",
+    }
+    item.ihook.pytest_runtest_logreport(report=report)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

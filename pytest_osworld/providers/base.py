@@ -76,6 +76,14 @@ class Provider(ABC):
         """Recent logs of the environment, appended to errors. Empty when there are none."""
         return ""
 
+    def diagnose(self) -> str:
+        """After an episode broke: one phrase on what happened to the environment, or ''.
+
+        For example ``the local desktop's sandbox ended (killed by SIGKILL)``; it is put in
+        front of the error's message, so it must be short and certain (never a guess).
+        """
+        return ""
+
     def _wrap(self, phase: str, func: Any) -> Any:
         try:
             return func()

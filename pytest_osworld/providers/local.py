@@ -9,6 +9,12 @@ file lock, in a cache directory) by ``local_desktop/build_template.sh``; restori
 the whole sandbox (its PID namespace goes with it) and starts a fresh one from the
 template. Readiness is the guest's ``/health``, never a fixed sleep.
 
+A pytest process that dies without cleaning up (SIGKILL, a crashed xdist worker) takes its
+sandboxes with it (``--die-with-parent``) but leaves its work folder (control sockets,
+token, logs). Each provider therefore records its work folder under
+``<cache_dir>/runs/`` with its own PID, and every start sweeps the records whose pytest is
+gone: it kills any sandbox process still naming their folder and removes the folder.
+
 Options read from ``ProviderConfig.options`` (all strings):
 
 ``cache_dir``
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import queue
 import secrets
@@ -64,6 +71,11 @@ SANDBOX_UID = 1000
 REQUIRED_PROGRAMS = ("bwrap", "Xvfb", "openbox", "dbus-daemon", "socat", "wmctrl")
 
 T = TypeVar("T")
+
+#: Under ``cache_dir``: one record per running provider (``<work folder name>.json``).
+RUNS_DIR = "runs"
+#: Every work folder's name starts with this (the sweep removes nothing else).
+WORK_PREFIX = "osworld-local-"
 
 
 @dataclass(frozen=True)
@@ -263,6 +275,135 @@ def sandbox_env(python: str, screen: tuple[int, int], with_template: bool) -> di
     return env
 
 
+def process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks after boot), or None if it has ended.
+
+    A PID and its start time name a process for good: a PID reused later has another
+    start time.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    if len(fields) <= 19 or fields[0] in ("Z", "X"):
+        return None  # a zombie has ended; only its exit status is left to collect
+    return fields[19]
+
+
+def _pid_namespace() -> str:
+    """This process's PID namespace (``pid:[inode]``): PIDs only compare within one."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
+def write_run_record(runs_dir: Path, work: Path) -> Path:
+    """Record that this process owns the work folder ``work``; return the record's path."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    record = runs_dir / f"{work.name}.json"
+    pid = os.getpid()
+    data = {"pid": pid, "started": process_start(pid), "pid_ns": _pid_namespace(), "work": str(work)}
+    tmp = record.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, record)
+    return record
+
+
+def _processes_naming(folder: Path) -> list[int]:
+    """This user's processes with an argument inside ``folder`` (a sandbox's bwrap has its
+    control folder on its command line, the outer and the inner bwrap alike)."""
+    prefix = str(folder) + "/"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(arg.decode(errors="replace").startswith(prefix) for arg in argv):
+            found.append(int(entry.name))
+    return found
+
+
+def sweep_stale_runs(runs_dir: Path) -> list[str]:
+    """Clean up after providers whose pytest process is gone; return what was swept.
+
+    For each record in ``runs_dir`` whose owner (PID and start time, in this PID
+    namespace) no longer runs: SIGKILL the processes that still name its work folder
+    (killing a sandbox's bwrap ends its whole PID namespace), remove the folder and its
+    sockets, and drop the record. Live owners and other namespaces are left alone.
+    """
+    swept: list[str] = []
+    if not runs_dir.is_dir():
+        return swept
+    namespace = _pid_namespace()
+    for record in sorted(runs_dir.glob("*.json")):
+        try:
+            data = json.loads(record.read_text())
+            pid, started, work = int(data["pid"]), data["started"], Path(str(data["work"]))
+            owner_ns = str(data.get("pid_ns", ""))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # being written, or not ours to judge
+        if owner_ns != namespace or process_start(pid) == started:
+            continue
+        killed = 0
+        if work.name.startswith(WORK_PREFIX):
+            for victim in _processes_naming(work):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(victim, signal.SIGKILL)
+                    killed += 1
+            shutil.rmtree(work, ignore_errors=True)
+        record.unlink(missing_ok=True)
+        swept.append(f"{work} (left by pytest PID {pid}; {killed} process(es) killed)")
+    return swept
+
+
+def _children(pid: int) -> list[tuple[int, str]]:
+    """The direct children of ``pid`` with their start times (empty once it is gone)."""
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    found = []
+    for child in map(int, listed):
+        started = process_start(child)
+        if started is not None:
+            found.append((child, started))
+    return found
+
+
+def _kill_and_wait(processes: list[tuple[int, str]], timeout: float) -> None:
+    """SIGKILL each (PID, start time) still running and wait until all are gone."""
+    for pid, started in processes:
+        if process_start(pid) == started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout
+    while any(process_start(pid) == started for pid, started in processes):
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
+
+
+def describe_exit(code: int) -> str:
+    """``killed by SIGKILL`` or ``exit status 1``, for a ``Popen.returncode``."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    if code > 128:
+        # bwrap exits with 128 + N when the process it runs was killed by signal N.
+        with contextlib.suppress(ValueError):
+            return f"exit status {code}: the guest server was killed by {signal.Signals(code - 128).name}"
+    return f"exit status {code}"
+
+
 class _Spawner:
     """A long-lived thread that starts (and so parents) every sandbox.
 
@@ -387,6 +528,9 @@ class LocalProvider(Provider):
         self._counter = 0
         self._forwards: dict[str, _UnixForward] = {}
         self._last_log = ""
+        self._record: Path | None = None
+        #: What the start-up sweep removed (work folders of dead runs), for tests and logs.
+        self.swept: list[str] = []
 
     # -- Provider API ------------------------------------------------------------------------
 
@@ -408,12 +552,27 @@ class LocalProvider(Provider):
             text = self._session.log.read_text(errors="replace")
         return "\n".join(text.splitlines()[-60:])
 
+    def diagnose(self) -> str:
+        """Whether the sandbox of the current task ended under it (and how), else ''.
+
+        The guest's connection drops a moment before bwrap exits, so this waits up to a
+        second for the exit before calling the sandbox alive.
+        """
+        session = self._session
+        if session is None:
+            return ""
+        try:
+            code = session.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return ""
+        return f"the local desktop's sandbox ended during the task ({describe_exit(code)})"
+
     def _start_impl(self) -> None:
         missing = [prog for prog in REQUIRED_PROGRAMS if shutil.which(prog) is None]
         if missing:
             raise EnvironmentFailure(f"the local desktop needs {', '.join(missing)}; run scripts/install.sh")
         base = Path(self.config.work_dir) if self.config.work_dir else None
-        prefix = f"osworld-local-{self.config.worker_id}-"
+        prefix = f"{WORK_PREFIX}{self.config.worker_id}-"
         # The control sockets live under the work folder, and a unix socket's path may not
         # exceed 107 bytes: a deep folder (pytest's tmp paths, a long results path) moves
         # the work folder to the system's temporary folder instead.
@@ -422,7 +581,10 @@ class LocalProvider(Provider):
             base = None
         if base is not None:
             base.mkdir(parents=True, exist_ok=True)
+        runs = self.options.cache_dir / RUNS_DIR
+        self.swept = sweep_stale_runs(runs)
         self._work = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+        self._record = write_run_record(runs, self._work)
         etc = self._work / "etc"
         etc.mkdir()
         passwd, group = passwd_files()
@@ -468,6 +630,9 @@ class LocalProvider(Provider):
         if self._work is not None:
             shutil.rmtree(self._work, ignore_errors=True)
             self._work = None
+        if self._record is not None:
+            self._record.unlink(missing_ok=True)
+            self._record = None
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -538,10 +703,14 @@ class LocalProvider(Provider):
         session, self._session = self._session, None
         if session is None:
             return
+        inner = _children(session.proc.pid)
         if session.proc.poll() is None:
             # bwrap's PID 1 dies with it and the kernel kills the whole PID namespace.
             session.proc.send_signal(signal.SIGKILL)
         session.proc.wait()
+        # The inner bwrap (PID 1 of the sandbox) dies of --die-with-parent a moment later;
+        # kill it at once and wait for it, so nothing of the sandbox outlives this call.
+        _kill_and_wait(inner, timeout=5.0)
         if session.log.exists():
             self._last_log = session.log.read_text(errors="replace")
         shutil.rmtree(session.root, ignore_errors=True)

@@ -56,7 +56,11 @@ class TaskResult:
 
 
 class TaskRecorder:
-    """Writes one task's folder: the trajectory step by step, then the result."""
+    """Writes one task's folder: the trajectory step by step, then the result.
+
+    ``fresh=False`` opens an existing folder without clearing it: the xdist controller
+    uses it to add the result of a task whose worker died, keeping the steps it wrote.
+    """
 
     def __init__(
         self,
@@ -67,6 +71,7 @@ class TaskRecorder:
         domain: str,
         task_id: str,
         repeat: int = 1,
+        fresh: bool = True,
     ) -> None:
         folder = safe_component(task_id) + (f".repeat-{repeat}" if repeat > 1 else "")
         self.dir = root.joinpath(
@@ -80,10 +85,28 @@ class TaskRecorder:
             raise OSWorldError(f"results folder for task {task_id!r} would escape {root}")
         self.dir.mkdir(parents=True, exist_ok=True)
         self.traj = self.dir / "traj.jsonl"
-        self.traj.write_text("")
-        for stale in ("result.txt", "result.json"):
-            (self.dir / stale).unlink(missing_ok=True)
+        if fresh:
+            self.traj.write_text("")
+            for stale in ("result.txt", "result.json"):
+                (self.dir / stale).unlink(missing_ok=True)
         self.last_screenshot: Path | None = None
+        #: How many agent steps are in ``traj.jsonl`` (what an ERROR result reports).
+        self.steps_written = self._count_steps() if not fresh else 0
+
+    def _count_steps(self) -> int:
+        """The step lines already in ``traj.jsonl`` (error lines are not steps)."""
+        try:
+            lines = self.traj.read_text(errors="replace").splitlines()
+        except OSError:
+            return 0
+        count = 0
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by the crash
+            count += isinstance(entry, dict) and "step_num" in entry
+        return count
 
     def work_dir(self) -> Path:
         """Where getters put the files they fetch (kept for re-scoring)."""
@@ -103,6 +126,7 @@ class TaskRecorder:
             handle.write(json.dumps(line) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
+        self.steps_written += 1
 
     def initial_screenshot(self, png: bytes | None) -> None:
         """Keep the screen as it was before the first step."""
@@ -114,6 +138,8 @@ class TaskRecorder:
         """Record an error in the trajectory, as OSWorld does."""
         with self.traj.open("a") as handle:
             handle.write(json.dumps({"Error": message}) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
 
     def finish(self, result: TaskResult) -> None:
         """Write ``result.json`` always, and ``result.txt`` when there is a score."""

@@ -77,7 +77,6 @@ class Host:
     netns: str
     address: str
     sshd: subprocess.Popen[bytes]
-    owns_netns: bool
     log: Path
 
 
@@ -88,6 +87,7 @@ class NetLab:
     workdir: Path
     prefix: str
     hosts: list[Host] = field(default_factory=list)
+    _netns: list[str] = field(default_factory=list)
     _made_privsep: bool = False
 
     def __post_init__(self) -> None:
@@ -102,18 +102,31 @@ class NetLab:
             _run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "osworld-test", "-f", str(key))
         (self.workdir / "authorized_keys").write_text(self.client_key.with_suffix(".pub").read_text())
         self.ssh_config.write_text(SSH_CONFIG.format(client_key=self.client_key))
+        # For tools that run ``ssh`` themselves (libvirt's ``command=``): this lab's config,
+        # so nothing is added to the user's known_hosts.
+        self.ssh_command = self.workdir / "ssh"
+        self.ssh_command.write_text(f'#!/bin/sh\nexec ssh -F {self.ssh_config} "$@"\n')
+        self.ssh_command.chmod(0o755)
         if not PRIVSEP_DIR.exists():
             PRIVSEP_DIR.mkdir(mode=0o755)
             self._made_privsep = True
 
-    def add_host(self, netns: str | None = None) -> Host:
-        """A new host ``10.77.N.2`` (N = 1, 2, ...); ``netns`` joins an existing namespace."""
+    def new_netns(self) -> str:
+        """A new network namespace for a host, deleted by :meth:`close`."""
+        name = f"{self.prefix}-{len(self._netns) + 1}"
+        _run("ip", "netns", "add", name)
+        _run("ip", "-n", name, "link", "set", "lo", "up")
+        self._netns.append(name)
+        return name
+
+    def add_host(self, netns: str | None = None, mount_pid: int | None = None) -> Host:
+        """A new host ``10.77.N.2`` (N = 1, 2, ...) in a new namespace or in ``netns``.
+
+        ``mount_pid``: run its sshd in that process's mount namespace too (a host whose
+        ``/run`` is private, so its daemons' sockets are reachable only over SSH).
+        """
         index = len(self.hosts) + 1
-        owns = netns is None
-        name = netns or f"{self.prefix}-{index}"
-        if owns:
-            _run("ip", "netns", "add", name)
-            _run("ip", "-n", name, "link", "set", "lo", "up")
+        name = netns or self.new_netns()
         # Interface names are at most 15 bytes; the host side lives in its own namespace.
         outer, inner = f"{self.prefix[-10:]}c{index}", f"osw{index}"
         _run(
@@ -145,11 +158,13 @@ class NetLab:
         log = self.workdir / f"sshd-{index}.log"
         sshd = shutil.which("sshd", path=SBIN_PATH) or "sshd"
         # -D: stay in the foreground, so the test owns the process; -e -E: log to a file.
+        enter = ["ip", "netns", "exec", name]
+        if mount_pid is not None:
+            enter = ["nsenter", "-t", str(mount_pid), "-m", "--net=/run/netns/" + name]
         process = subprocess.Popen(
-            ["ip", "netns", "exec", name, sshd, "-D", "-e", "-f", str(config), "-E", str(log)],
-            stdin=subprocess.DEVNULL,
+            [*enter, sshd, "-D", "-e", "-f", str(config), "-E", str(log)], stdin=subprocess.DEVNULL
         )
-        host = Host(netns=name, address=address, sshd=process, owns_netns=owns, log=log)
+        host = Host(netns=name, address=address, sshd=process, log=log)
         self.hosts.append(host)
         self._wait_ssh(host)
         return host
@@ -193,8 +208,7 @@ class NetLab:
                 except subprocess.TimeoutExpired:
                     host.sshd.kill()
                     host.sshd.wait()
-        names = [self.controller] + [host.netns for host in self.hosts if host.owns_netns]
-        for name in names:
+        for name in [self.controller, *self._netns]:
             # Worker processes started over SSH die with their session; this catches stragglers.
             pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True, check=False)
             for pid in pids.stdout.split():

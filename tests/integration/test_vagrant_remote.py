@@ -1,0 +1,206 @@
+"""Vagrant and virsh drive a libvirtd on another host through a ``qemu+ssh://`` URI.
+
+The libvirt host is a network namespace of this machine with its own address, its own
+sshd and a libvirtd whose ``/run/libvirt``, ``/var/lib/libvirt``, ``/var/cache/libvirt``
+and ``/etc/libvirt`` are private (tmpfs and a copy, in a mount namespace of its own): its
+sockets exist only on that "host", so the controller (a second namespace) can reach it only
+through SSH, as with a real remote machine. It does not disturb a libvirtd the other
+Vagrant tests run. The test proves the URI path, not a VM: ``virsh`` defines a small
+(never started) domain through the URI, and ``vagrant status``, run with the vagrant
+provider's own option parsing, environment and command line, reads that domain's state
+through the same URI. Booting the box this way is not tested: the provider reaches a VM's
+guest server at its address, which only the libvirt host can route to (see
+docs/scaling.md).
+
+Run as root after ``scripts/install-vagrant.sh`` and ``scripts/install.sh`` (openssh-server):
+``pytest tests/integration/test_vagrant_remote.py``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from nethosts import SBIN_PATH, NetLab, skip_reason
+
+from pytest_osworld.providers.vagrant import VagrantOptions, vagrant_command, vagrant_env
+
+pytestmark = [pytest.mark.vagrant, pytest.mark.timeout(600)]
+
+TOOLS = ("libvirtd", "virsh", "vagrant", "unshare", "nsenter")
+#: The libvirt host's private directories: its sockets, state and caches.
+PRIVATE_DIRS = ("/run/libvirt", "/var/lib/libvirt", "/var/cache/libvirt")
+#: An address of the lab's first link where nothing listens (the unreachable control).
+NOBODY = "10.77.1.9"
+
+LIBVIRTD_SCRIPT = """\
+set -e
+for dir in {dirs}; do mkdir -p "$dir"; mount -t tmpfs tmpfs "$dir"; done
+mount --bind {etc} /etc/libvirt
+exec libvirtd -p {pidfile}
+"""
+
+
+@dataclass
+class LibvirtHost:
+    """The lab, the libvirt host's address, the daemon's pid and a test-made URI builder."""
+
+    lab: NetLab
+    address: str
+    pid: int
+
+    def uri(self, address: str | None = None) -> str:
+        """``qemu+ssh://`` to ``address`` (default: this host) with the lab's key and ssh config."""
+        return (
+            f"qemu+ssh://root@{address or self.address}/system"
+            f"?keyfile={self.lab.client_key}&no_verify=1&command={self.lab.ssh_command}"
+        )
+
+
+def _missing() -> str | None:
+    reason = skip_reason()
+    if reason:
+        return reason
+    missing = [tool for tool in TOOLS if shutil.which(tool, path=SBIN_PATH) is None]
+    if missing:
+        return f"missing {', '.join(missing)}: run scripts/install-vagrant.sh"
+    return None
+
+
+@pytest.fixture(scope="module")
+def libvirt_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LibvirtHost]:
+    """A namespace host running sshd and a private libvirtd; removed with everything at the end."""
+    reason = _missing()
+    if reason:
+        pytest.skip(reason)
+    work = tmp_path_factory.mktemp("libvirt-host")
+    lab = NetLab(work / "lab", prefix=f"osv{uuid.uuid4().hex[:6]}")
+    daemon: subprocess.Popen[bytes] | None = None
+    try:
+        netns = lab.new_netns()
+        etc = work / "etc-libvirt"
+        shutil.copytree("/etc/libvirt", etc, symlinks=True)
+        script = LIBVIRTD_SCRIPT.format(dirs=" ".join(PRIVATE_DIRS), etc=etc, pidfile=work / "libvirtd.pid")
+        log = (work / "libvirtd.log").open("wb")
+        # ip netns exec and unshare exec their commands: the Popen's pid is libvirtd's.
+        daemon = subprocess.Popen(
+            ["ip", "netns", "exec", netns, "unshare", "-m", "--propagation", "private", "sh", "-c", script],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        _wait_libvirtd(daemon, work / "libvirtd.log")
+        host = lab.add_host(netns=netns, mount_pid=daemon.pid)
+        yield LibvirtHost(lab=lab, address=host.address, pid=daemon.pid)
+    finally:
+        if daemon is not None and daemon.poll() is None:
+            daemon.terminate()
+            try:
+                daemon.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+        lab.close()
+
+
+def _wait_libvirtd(daemon: subprocess.Popen[bytes], log: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    probe = ["nsenter", "-t", str(daemon.pid), "-m", "virsh", "-c", "qemu:///system", "version"]
+    while subprocess.run(probe, capture_output=True, check=False).returncode != 0:
+        if daemon.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the namespace host's libvirtd did not answer:\n{log.read_text(errors='replace')}"
+            )
+        time.sleep(0.2)
+
+
+def _virsh(host: LibvirtHost, *args: str) -> subprocess.CompletedProcess[str]:
+    return host.lab.run(["virsh", "-c", host.uri(), *args])
+
+
+def test_vagrant_status_through_remote_libvirt_uri(libvirt_host: LibvirtHost, tmp_path: Path) -> None:
+    """virsh defines a domain over SSH; the provider's ``vagrant status`` reads its state over SSH."""
+    host = libvirt_host
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    listing = _virsh(host, "list", "--all", "--name")
+    timings["virsh_list"] = time.monotonic() - t0
+    assert listing.returncode == 0, listing.stderr
+
+    name = f"osworld-remote-probe-{uuid.uuid4().hex[:6]}"
+    domain_id = str(uuid.uuid4())
+    xml = tmp_path / "probe.xml"
+    xml.write_text(
+        f"<domain type='qemu'><name>{name}</name><uuid>{domain_id}</uuid><memory unit='MiB'>64</memory>"
+        "<os><type arch='x86_64'>hvm</type></os></domain>"
+    )
+    defined = _virsh(host, "define", str(xml))
+    assert defined.returncode == 0, defined.stderr
+    try:
+        state = _virsh(host, "domstate", name)
+        assert state.stdout.strip() == "shut off", state
+        # The libvirt host's daemon is not this machine's: the local URI does not see it.
+        local = host.lab.run(["virsh", "-c", "qemu:///system", "list", "--all", "--name"])
+        assert name not in local.stdout.split()
+
+        options = VagrantOptions.parse(
+            {
+                "box": "osworld/remote-probe",
+                "libvirt_uri": host.uri(),
+                "libvirt_driver": "qemu",
+                "vagrant_home": str(tmp_path / "vagrant.d"),
+            }
+        )
+        dotfiles = tmp_path / "dot"
+        # Vagrant knows a machine by the libvirt domain id in its dotfile folder.
+        id_file = dotfiles / "machines" / "osworld-remote" / "libvirt" / "id"
+        id_file.parent.mkdir(parents=True)
+        id_file.write_text(domain_id)
+
+        def status(opts: VagrantOptions) -> subprocess.CompletedProcess[str]:
+            env = vagrant_env(
+                opts,
+                name="osworld-remote",
+                box=opts.box or "",
+                dotfile_dir=dotfiles,
+                console_log=tmp_path / "console.log",
+                package=None,
+                token_file=None,
+                screen=(1920, 1080),
+                host_port=None,
+            )
+            argv = vagrant_command(None, ["status", "--machine-readable"])
+            return host.lab.run(argv, env=env, cwd=opts.vagrant_dir, timeout=180)
+
+        t1 = time.monotonic()
+        seen = status(options)
+        timings["vagrant_status"] = time.monotonic() - t1
+        assert seen.returncode == 0, seen.stdout[-3000:] + seen.stderr[-3000:]
+        assert ",osworld-remote,state,shutoff" in seen.stdout, seen.stdout[-3000:]
+
+        # The same through an address where no libvirt host answers: Vagrant fails to connect.
+        unreachable = VagrantOptions.parse({**_as_args(options), "libvirt_uri": host.uri(NOBODY)})
+        failed = status(unreachable)
+        assert failed.returncode != 0
+        assert "Error while connecting to Libvirt" in failed.stdout + failed.stderr, failed.stdout[-3000:]
+    finally:
+        undefined = _virsh(host, "undefine", name)
+        assert undefined.returncode == 0, undefined.stderr
+    timings["total"] = time.monotonic() - t0
+    print("remote libvirt timings (s):", {key: round(value, 1) for key, value in timings.items()})
+
+
+def _as_args(options: VagrantOptions) -> dict[str, str]:
+    """The ``--provider-arg`` values the test parsed (enough to parse them again)."""
+    return {
+        "box": options.box or "",
+        "libvirt_uri": options.libvirt_uri,
+        "libvirt_driver": options.libvirt_driver,
+        "vagrant_home": str(options.vagrant_home),
+    }
