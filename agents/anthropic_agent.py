@@ -20,6 +20,7 @@ from .llm import (
     Turn,
     http_failure,
     png_base64,
+    read_answer,
     with_default_model,
 )
 
@@ -83,9 +84,7 @@ class AnthropicAgent(PromptAgent):
         if extra:
             request["extra_body"] = extra
         response = self.client.messages.create(**request)
-        text = "".join(getattr(block, "text", "") for block in response.content if block.type == "text")
-        usage = response.usage
-        return Completion(text, int(usage.input_tokens or 0), int(usage.output_tokens or 0))
+        return read_answer("Messages response", response, _completion_of)
 
     def _describe_error(self, exc: Exception) -> ApiFailure | None:
         import anthropic
@@ -111,3 +110,10 @@ def claude(config: AgentConfig) -> AnthropicAgent:
     unless given with ``--agent-arg``.
     """
     return AnthropicAgent(config, defaults=CURRENT_MODEL_DEFAULTS)
+
+
+def _completion_of(response: Any) -> Completion:
+    """The text and token counts of a Messages response."""
+    text = "".join(getattr(block, "text", "") for block in response.content if block.type == "text")
+    usage = response.usage
+    return Completion(text, int(usage.input_tokens or 0), int(usage.output_tokens or 0))

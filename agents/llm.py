@@ -138,6 +138,23 @@ class ApiFailure:
     retry_after: float | None = None
 
 
+class MalformedAnswer(Exception):
+    """The API answered, but not with the kind of response asked for (a proxy's error page
+    with status 200, a truncated body): retried like a server error, within the budget."""
+
+
+def read_answer(kind: str, response: Any, read: Callable[[Any], Completion]) -> Completion:
+    """``read(response)``, with a malformed response raised as :class:`MalformedAnswer`."""
+    try:
+        return read(response)
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        shown = repr(response)
+        shown = shown if len(shown) <= 120 else shown[:117] + "..."
+        raise MalformedAnswer(
+            f"the answer is not a {kind} ({type(exc).__name__}: {exc}); got {shown}"
+        ) from exc
+
+
 def price_for(model: str) -> tuple[float, float] | None:
     """The (input, output) USD price per million tokens of ``model``, if listed."""
     matches = [prefix for prefix in PRICES if model.startswith(prefix)]
@@ -408,6 +425,8 @@ class PromptAgent:
             failure: ApiFailure | None
             try:
                 return self._complete(system, turns, self.sampling)
+            except MalformedAnswer as exc:
+                failure = ApiFailure(True, str(exc))
             except Exception as exc:  # classified below, outside the handler
                 failure = self._describe_error(exc)
                 if failure is None:

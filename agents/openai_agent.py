@@ -27,6 +27,7 @@ from .llm import (
     Turn,
     http_failure,
     png_base64,
+    read_answer,
     with_default_model,
 )
 
@@ -101,11 +102,7 @@ class OpenAIAgent(PromptAgent):
         if sampling.top_p is not None:
             request["top_p"] = sampling.top_p
         response = self.client.chat.completions.create(**request)
-        text = (response.choices[0].message.content or "") if response.choices else ""
-        usage = response.usage
-        if usage is None:
-            return Completion(text)
-        return Completion(text, int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
+        return read_answer("chat completion", response, _completion_of)
 
     def _describe_error(self, exc: Exception) -> ApiFailure | None:
         import openai
@@ -117,6 +114,15 @@ class OpenAIAgent(PromptAgent):
         if isinstance(exc, openai.APIConnectionError):
             return ApiFailure(True, f"connection failed: {exc}")
         return None
+
+
+def _completion_of(response: Any) -> Completion:
+    """The text and token counts of a Chat Completions response."""
+    text = (response.choices[0].message.content or "") if response.choices else ""
+    usage = response.usage
+    if usage is None:
+        return Completion(text)
+    return Completion(text, int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
 
 
 class OpenAICompatibleAgent(OpenAIAgent):

@@ -161,14 +161,18 @@ def test_garbage_from_the_model_is_a_wasted_step(
 
 
 @pytest.mark.parametrize("provider", sorted(AGENTS))
-def test_a_garbage_http_body_is_an_error_with_the_reason(
+def test_a_garbage_http_body_is_retried_then_an_error_with_the_reason(
     pytester: pytest.Pytester, provider_server: ProviderServer, monkeypatch: pytest.MonkeyPatch, provider: str
 ) -> None:
-    provider_server.play({"status": 200, "body": "<html>502 Bad Gateway</html>"})
+    # A proxy's error page with status 200, until the attempts run out.
+    provider_server.play(*[{"status": 200, "body": "<html>502 Bad Gateway</html>"}] * 3)
     provider_server.play(*then_the_next_task(provider))
     result = run(pytester, provider_server, monkeypatch, provider)
     result.assert_outcomes(passed=1, errors=1)
     broken = result_of(pytester, BROKEN_ID)
-    assert broken["outcome"] == "error" and broken["reason"].startswith("the agent failed: ")
+    assert broken["outcome"] == "error"
+    assert "still failing after 3 attempts" in broken["reason"]
+    assert "the answer is not a " in broken["reason"] and "502 Bad Gateway" in broken["reason"]
+    assert len(provider_server.requests) == 3 + 2
     assert FAKE_KEY not in result.stdout.str() + json.dumps(broken)
     assert result_of(pytester, NEXT_ID)["outcome"] == "passed"
