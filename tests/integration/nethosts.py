@@ -88,7 +88,6 @@ class NetLab:
     prefix: str
     hosts: list[Host] = field(default_factory=list)
     _netns: list[str] = field(default_factory=list)
-    _made_privsep: bool = False
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -96,6 +95,14 @@ class NetLab:
         self.client_key = self.workdir / "client_key"
         self.host_key = self.workdir / "host_key"
         self.ssh_config = self.workdir / "ssh_config"
+        self.ssh_command = self.workdir / "ssh"
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup(self) -> None:
         _run("ip", "netns", "add", self.controller)
         _run("ip", "-n", self.controller, "link", "set", "lo", "up")
         for key in (self.client_key, self.host_key):
@@ -104,12 +111,10 @@ class NetLab:
         self.ssh_config.write_text(SSH_CONFIG.format(client_key=self.client_key))
         # For tools that run ``ssh`` themselves (libvirt's ``command=``): this lab's config,
         # so nothing is added to the user's known_hosts.
-        self.ssh_command = self.workdir / "ssh"
         self.ssh_command.write_text(f'#!/bin/sh\nexec ssh -F {self.ssh_config} "$@"\n')
         self.ssh_command.chmod(0o755)
-        if not PRIVSEP_DIR.exists():
-            PRIVSEP_DIR.mkdir(mode=0o755)
-            self._made_privsep = True
+        # Left in place at the end: another lab's sshd may still need it.
+        PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)
 
     def new_netns(self) -> str:
         """A new network namespace for a host, deleted by :meth:`close`."""
@@ -218,6 +223,3 @@ class NetLab:
         # Deleting the controller namespace removed the veth pairs, joined namespaces too.
         for path in self.workdir.glob("*_key*"):
             path.unlink()
-        if self._made_privsep:
-            with contextlib.suppress(OSError):
-                PRIVSEP_DIR.rmdir()
