@@ -36,9 +36,14 @@ def sandbox_like(work: Path) -> subprocess.Popen[bytes]:
     ctl = work / "session-1" / "ctl"
     ctl.mkdir(parents=True)
     (ctl / "guest.sock").write_text("")
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)", "--bind", str(ctl), "/run/ctl"]
     )
+    deadline = time.monotonic() + 30
+    while str(ctl).encode() not in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
+        assert time.monotonic() < deadline, "the child never ran"
+        time.sleep(0.01)  # forked but not yet exec'd: it still shows pytest's command line
+    return proc
 
 
 def test_a_dead_runs_processes_and_folder_are_removed(tmp_path: Path) -> None:
