@@ -26,6 +26,7 @@ from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import (
     AgentFailure,
     EnvironmentFailure,
+    GuestError,
     OSWorldError,
     TaskFileError,
     UnknownNameError,
@@ -316,6 +317,19 @@ def _provider_note(item: pytest.Item) -> str:
         return f"(could not ask provider {provider.name!r} what happened: {type(exc).__name__}: {exc})"
 
 
+def _raise_if_environment_died(item: pytest.Item, ctx: TaskContext, error: str) -> None:
+    """An evaluation error from a desktop that stopped answering is an ERROR, not a FAIL.
+
+    A getter or postconfig step that fails because the file is missing is the agent's
+    failure (``eval_error``); one that fails because the environment died under it is not.
+    """
+    try:
+        ctx.guest.health()
+    except GuestError as exc:
+        note = _provider_note(item) or f"the environment stopped answering ({exc})"
+        raise EnvironmentFailure(f"{note}; the evaluation could not run: {error}") from exc
+
+
 def run_task(
     request: pytest.FixtureRequest,
     osworld_settings: Settings,
@@ -362,6 +376,8 @@ def run_task(
     if episode.end_reason is EndReason.AGENT_ERROR:
         raise AgentFailure(f"the agent failed: {episode.error} (after {len(episode.steps)} steps)")
     evaluation = evaluate(osworld_context, episode.last_action)
+    if evaluation.error:
+        _raise_if_environment_died(item, osworld_context, evaluation.error)
     passed = evaluation.score >= settings.pass_threshold
     outcome = "passed" if passed else ("eval_error" if evaluation.error else "failed")
     result = TaskResult(

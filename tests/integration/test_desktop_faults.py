@@ -243,6 +243,7 @@ def assert_nothing_left(procs: list[dict[str, Any]], timeout: float = 10) -> Non
         ("xvfb", "guest /screenshot: HTTP 500: *display*"),
         ("bwrap", "the local desktop's sandbox ended during the task (killed by SIGKILL): guest /*"),
     ],
+    ids=["guest", "xvfb", "bwrap"],
 )
 def test_a_desktop_part_killed_mid_episode(pytester: pytest.Pytester, fault: str, reason: str) -> None:
     run = Run(pytester, fault)
@@ -350,3 +351,25 @@ def test_xdist_worker_killed_mid_task(pytester: pytest.Pytester) -> None:
     again = run.run("tasks/os/b_next.json", "--agent=replay")
     assert again.returncode == 0, again.stdout
     assert_nothing_left(record["procs"])
+
+
+def test_the_desktop_dying_during_the_evaluation_is_an_error_not_a_fail(pytester: pytest.Pytester) -> None:
+    run = Run(pytester, "none")
+    task = task_json(FAULT_ID, "Write hello.", [WRITE_HELLO, "DONE"])
+    # The postconfig kills the guest server, as a desktop that dies at that moment would.
+    kill = {"type": "execute", "parameters": {"command": ["pkill", "-KILL", "-f", "pytest_osworld.guest"]}}
+    task["evaluator"]["postconfig"] = [kill]
+    (run.root / "tasks" / "os" / "a_fault.json").write_text(json.dumps(task))
+    result = run.run("tasks", AGENT)
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    pytest.LineMatcher(out.splitlines()).fnmatch_lines(
+        [
+            f"*ERROR at setup of osworld os/{FAULT_ID}*",
+            "the local desktop's sandbox ended during the task (*); the evaluation could not run: postconfig failed: *",
+            f"PASSED tasks/os/b_next.json::os/{NEXT_ID}",
+        ]
+    )
+    broken = run.result(FAULT_ID)
+    assert broken["outcome"] == "error" and broken["score"] is None and broken["steps"] == 2
+    assert run.result(NEXT_ID)["outcome"] == "passed"
