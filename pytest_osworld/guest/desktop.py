@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_osworld.windows import find_window, parse_wmctrl_lx
+
 #: zlib level of screenshot PNGs: 1 is about 40% faster than PIL's default 6.
 PNG_COMPRESS_LEVEL = 1
 
@@ -159,18 +161,21 @@ def wmctrl(flags: list[str], window_name: str) -> subprocess.CompletedProcess[st
     """Run ``wmctrl`` with OSWorld's flag conventions (``-a``/``-c`` with ``F``/``x``)."""
     if shutil.which("wmctrl") is None:
         raise DesktopError("wmctrl is not installed in the desktop")
-    return subprocess.run(
-        ["wmctrl", *flags, window_name], capture_output=True, text=True, timeout=10, check=False
-    )
+    argv = ["wmctrl", *flags, window_name] if window_name else ["wmctrl", *flags]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
 
 
-def window_flags(action: str, strict: bool, by_class: bool) -> list[str]:
-    """wmctrl flags for ``action`` ``a`` (activate) or ``c`` (close): ``-x`` class, ``-F`` exact."""
-    flags = ["-x"] if by_class else []
-    if strict:
-        flags.append("-F")
-    flags.append(f"-{action}")
-    return flags
+def window_op(action: str, name: str, strict: bool, by_class: bool) -> bool:
+    """Activate (``a``) or close (``c``) the window ``name`` designates; False if none does.
+
+    The window is chosen by :func:`pytest_osworld.windows.find_window` (wmctrl's own
+    matching, plus OSWorld's Ubuntu names for this desktop's apps), then acted on by id.
+    """
+    listing = wmctrl(["-l", "-x"], "")
+    found = find_window(parse_wmctrl_lx(listing.stdout), name, strict, by_class)
+    if found is None:
+        return False
+    return wmctrl(["-i", f"-{action}"], hex(found.window_id)).returncode == 0
 
 
 def title_matches(title: str, file_path: str) -> bool:

@@ -545,10 +545,9 @@ class GuestApp:
     def _window_op(self, request: Request, action: str) -> Response:
         fields = request.json()
         name = _str_field(fields, "window_name")
-        flags = desktop.window_flags(action, _bool_field(fields, "strict"), _bool_field(fields, "by_class"))
-        done = desktop.wmctrl(flags, name)
+        done = desktop.window_op(action, name, _bool_field(fields, "strict"), _bool_field(fields, "by_class"))
         verb = "activated" if action == "a" else "closed"
-        if done.returncode != 0:
+        if not done:
             return Response.of_text(f"no window matched {name!r}; nothing {verb}")
         return Response.of_text(f"window {name!r} {verb} successfully")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, GuestError, NeedsCapability
+from pytest_osworld.windows import find_window, parse_wmctrl_lx
 
 
 def _command(ctx: TaskContext, command: list[str] | str, shell: bool | str) -> tuple[list[str] | str, bool]:
@@ -90,22 +91,6 @@ def sleep_step(ctx: TaskContext, seconds: float) -> None:
 WINDOW_WAIT_S = 30.0
 
 
-def window_listed(listing: str, window_name: str, strict: bool, by_class: bool) -> bool:
-    """Whether ``wmctrl -l`` (``-lx`` when ``by_class``) output shows a matching window.
-
-    The matching is wmctrl's own: a case-insensitive substring of the title (or class),
-    or the exact string when ``strict``.
-    """
-    for line in listing.splitlines():
-        fields = line.split(None, 3 if not by_class else 4)
-        if len(fields) < 3:
-            continue
-        text = fields[2] if by_class else (fields[3] if len(fields) > 3 else "")
-        if (text == window_name) if strict else (window_name.lower() in text.lower()):
-            return True
-    return False
-
-
 def activate_window_step(
     ctx: TaskContext, window_name: str, strict: bool = False, by_class: bool = False
 ) -> None:
@@ -113,13 +98,15 @@ def activate_window_step(
 
     Tasks launch an app and activate its window in the next step; OSWorld's VM relies on
     the app being quick. Here the step waits, up to :data:`WINDOW_WAIT_S`, for the window
-    to be listed; when it never shows (or wmctrl is missing) it activates anyway, which,
-    as in OSWorld, does nothing.
+    to be listed (as :func:`pytest_osworld.windows.find_window` matches it); when it never
+    shows (or wmctrl is missing) it activates anyway, which, as in OSWorld, does nothing.
     """
     deadline = time.monotonic() + WINDOW_WAIT_S
     while time.monotonic() < deadline:
-        listing = ctx.guest.execute(["wmctrl", "-lx" if by_class else "-l"], timeout=30)
-        if listing.returncode != 0 or window_listed(listing.output, window_name, strict, by_class):
+        listing = ctx.guest.execute(["wmctrl", "-lx"], timeout=30)
+        if listing.returncode != 0:
+            break
+        if find_window(parse_wmctrl_lx(listing.output), window_name, strict, by_class):
             break
         time.sleep(0.5)
     ctx.guest.activate_window(window_name, strict=strict, by_class=by_class)
