@@ -726,6 +726,10 @@ class LocalProvider(Provider):
         target = root / key
         done = root / f"{key}.done"
         with FileLock(str(root / f"{key}.lock")):
+            # Whoever held the lock before us is done or dead: a staging folder still here
+            # is what a build killed half-way left.
+            for stale in root.glob(f"{key}.staging-*"):
+                shutil.rmtree(stale, ignore_errors=True)
             if done.exists() and target.is_dir() and not self.options.rebuild_template:
                 return target
             if self.options.rebuild_template:

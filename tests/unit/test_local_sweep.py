@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.providers.local import process_start, sweep_stale_runs, write_run_record
+from pytest_osworld.providers.base import ProviderConfig
+from pytest_osworld.providers.local import (
+    LocalProvider,
+    process_start,
+    sweep_stale_runs,
+    template_key,
+    write_run_record,
+)
 
 
 def dead_pid() -> tuple[int, str]:
@@ -106,3 +113,15 @@ def test_a_zombie_counts_as_ended() -> None:
         time.sleep(0.01)  # exited but not yet waited for: a zombie
     assert process_start(proc.pid) is None
     proc.wait()
+
+
+def test_a_template_build_killed_half_way_leaves_no_staging_folder(tmp_path: Path) -> None:
+    key = template_key()
+    templates = tmp_path / "templates"
+    (templates / key).mkdir(parents=True)
+    (templates / f"{key}.done").write_text("built")
+    stale = templates / f"{key}.staging-abc123"
+    (stale / ".config").mkdir(parents=True)
+    provider = LocalProvider(ProviderConfig(worker_id="main", options={"cache_dir": str(tmp_path)}))
+    assert provider._ensure_template() == templates / key
+    assert not stale.exists()
