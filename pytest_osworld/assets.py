@@ -11,19 +11,29 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tempfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from pytest_osworld.errors import AssetMissing, EnvironmentFailure, OSWorldError
+
+#: The largest asset downloaded into the cache (OSWorld's biggest files are videos of a
+#: few hundred MB); a larger answer is refused and nothing is kept.
+MAX_ASSET_BYTES = 4 << 30
+#: The longest path part (bytes) a cache file name may have (the filesystem's NAME_MAX).
+MAX_NAME_BYTES = 255
 
 
 class AssetError(EnvironmentFailure):
     """An asset could not be fetched (after retries) or its URL is not usable."""
+
+
+class AssetTooLarge(AssetError):
+    """A download is larger than the cache accepts; retrying does not help."""
 
 
 def default_cache_dir() -> Path:
@@ -35,11 +45,20 @@ def default_cache_dir() -> Path:
 class AssetCache:
     """Resolves asset URLs to local files, downloading into the cache when allowed."""
 
-    def __init__(self, root: Path, offline: bool = False, attempts: int = 3, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        root: Path,
+        offline: bool = False,
+        attempts: int = 3,
+        timeout: float = 60.0,
+        max_bytes: int = MAX_ASSET_BYTES,
+    ) -> None:
         self.root = root
         self.offline = offline
         self.attempts = attempts
         self.timeout = timeout
+        #: Downloads larger than this many bytes are refused (:class:`AssetTooLarge`).
+        self.max_bytes = max_bytes
 
     def path_for(self, url: str) -> Path:
         """Where ``url`` lives in the cache (it may not exist yet)."""
@@ -47,8 +66,13 @@ class AssetCache:
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise AssetError(f"not a cacheable URL: {url!r}")
         segments = [urllib.parse.unquote(s) for s in parts.path.split("/") if s]
-        if any(s in (".", "..") or "\x00" in s for s in segments) or ".." in parts.netloc:
+        if any(s in (".", "..") or "\x00" in s or "/" in s for s in segments) or ".." in parts.netloc:
             raise AssetError(f"asset URL {url!r} has a path that escapes the cache")
+        if any(len(s.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for s in segments):
+            raise AssetError(
+                f"asset URL {url!r} has a path part longer than {MAX_NAME_BYTES} bytes, "
+                "which cannot be a file name in the cache; shorten the URL or use a relative path"
+            )
         if not segments:
             segments = ["index"]
         if parts.query:
@@ -97,16 +121,18 @@ class AssetCache:
         return path if path.is_absolute() or base_dir is None else base_dir / path
 
     def _download(self, url: str, target: Path) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise AssetError(f"cannot create the cache folder for {url}: {exc}") from exc
         last: Exception | None = None
         for attempt in range(1, self.attempts + 1):
             try:
                 with urllib.request.urlopen(url, timeout=self.timeout) as response:
-                    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-                    with os.fdopen(fd, "wb") as out:
-                        shutil.copyfileobj(response, out)
-                os.replace(tmp, target)
+                    self._copy_bounded(url, response, target)
                 return
+            except AssetTooLarge:
+                raise
             except (urllib.error.URLError, OSError) as exc:
                 last = exc
                 if attempt < self.attempts:
@@ -116,5 +142,41 @@ class AssetCache:
             f"pre-seed {target} or run with --offline to skip such tasks"
         ) from last
 
+    def _copy_bounded(self, url: str, response: Any, target: Path) -> None:
+        """Stream ``response`` into ``target`` through a temporary file, at most ``max_bytes``.
 
-__all__ = ["AssetCache", "AssetError", "AssetMissing", "OSWorldError", "default_cache_dir"]
+        The declared ``Content-Length`` is checked first, and the bytes actually received
+        are counted (a server may send no length, or lie about it). On any failure the
+        partial file is removed and ``target`` is left untouched.
+        """
+        too_large = (
+            f"asset {url} is larger than the cache's limit of {self.max_bytes} bytes; "
+            f"if it is genuine, pre-seed {target} by hand"
+        )
+        declared = response.headers.get("Content-Length") if hasattr(response, "headers") else None
+        if declared is not None and declared.strip().isdigit() and int(declared) > self.max_bytes:
+            raise AssetTooLarge(f"{too_large} (it declares {int(declared)} bytes)")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                received = 0
+                while chunk := response.read(1 << 20):
+                    received += len(chunk)
+                    if received > self.max_bytes:
+                        raise AssetTooLarge(f"{too_large} (received more than that)")
+                    out.write(chunk)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+__all__ = [
+    "MAX_ASSET_BYTES",
+    "AssetCache",
+    "AssetError",
+    "AssetMissing",
+    "AssetTooLarge",
+    "OSWorldError",
+    "default_cache_dir",
+]

@@ -30,6 +30,9 @@ RETRIES = 3
 RETRY_DELAY = 0.2
 #: Extra seconds allowed on top of a command's own timeout.
 SLACK = 15.0
+#: The largest answer read from a guest (a screenshot is a few MB, a recording or a file
+#: fetched for evaluation at most a few hundred); a larger one is refused, unread.
+MAX_RESPONSE_BYTES = 2 << 30
 
 
 class _UnixHTTPConnection(http.client.HTTPConnection):
@@ -62,6 +65,10 @@ class _Reply:
             return json.loads(self.body)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise GuestError(f"guest {endpoint}: answer is not JSON: {self.body[:200]!r}") from exc
+
+
+class _TooLarge(Exception):
+    """An answer over ``max_response_bytes`` (internal; surfaces as :class:`GuestError`)."""
 
 
 def _reason(reply: _Reply) -> str:
@@ -104,6 +111,8 @@ class GuestClient:
         self._token = token
         self.timeout = timeout
         self.retries = max(1, retries)
+        #: Answers larger than this many bytes raise :class:`GuestError` (see ``MAX_RESPONSE_BYTES``).
+        self.max_response_bytes = MAX_RESPONSE_BYTES
         self._conn: http.client.HTTPConnection | None = None
 
     def __repr__(self) -> str:
@@ -141,7 +150,19 @@ class GuestClient:
         try:
             conn.request(method, endpoint, body=body, headers=headers)
             response = conn.getresponse()
-            data = response.read()
+            declared = response.getheader("Content-Length", "")
+            if declared.strip().isdigit() and int(declared) > self.max_response_bytes:
+                raise _TooLarge(f"it declares {int(declared)} bytes")
+            data = response.read(self.max_response_bytes + 1)
+            if len(data) > self.max_response_bytes:
+                raise _TooLarge("it sent more than that")
+        except _TooLarge as exc:
+            self.close()
+            raise GuestError(
+                f"guest {endpoint}: the answer is larger than the client's limit of "
+                f"{self.max_response_bytes} bytes ({exc}); raise GuestClient.max_response_bytes "
+                "if such answers are expected"
+            ) from None
         except BaseException:
             self.close()
             raise

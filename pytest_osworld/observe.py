@@ -146,6 +146,11 @@ def _text_of(element: ET.Element) -> str:
     return text
 
 
+#: The largest accessibility tree parsed, in characters. A Calc window's tree (~3000
+#: elements) is about 1 MB; a tree past this limit comes from a broken or hostile app.
+MAX_TREE_CHARS = 64 * 1024 * 1024
+
+
 def filter_nodes(tree_xml: str, *, images_count: bool = False) -> list[Node]:
     """The nodes of ``tree_xml`` worth showing, in document order.
 
@@ -154,8 +159,15 @@ def filter_nodes(tree_xml: str, *, images_count: bool = False) -> list[Node]:
     (with ``images_count``, as for Set-of-Marks, an ``image="true"`` node needs
     neither), and it lies on screen: coordinates >= 0 and a size > 0.
 
-    Raises ``ValueError`` when ``tree_xml`` is not XML.
+    Raises ``ValueError`` when ``tree_xml`` is not XML or is longer than
+    :data:`MAX_TREE_CHARS`. Entity bombs are refused by the parser (expat's amplification
+    limit) and external entities are never loaded.
     """
+    if len(tree_xml) > MAX_TREE_CHARS:
+        raise ValueError(
+            f"the accessibility tree is {len(tree_xml)} characters, over the limit of {MAX_TREE_CHARS}; "
+            "use a screenshot observation for this app"
+        )
     try:
         root = ET.fromstring(tree_xml)
     except ET.ParseError as exc:

@@ -136,7 +136,7 @@ def parse_task(data: object, path: Path, sha256: str, domain: str) -> Task:
     """Validate parsed task JSON and build a :class:`Task`."""
     v = _Validator(str(path))
     obj = v.object(data, "$")
-    task_id = v.nonempty_str(v.required(obj, "id", "$"), "$.id")
+    task_id = v.task_id(v.required(obj, "id", "$"), "$.id")
     instruction = v.nonempty_str(v.required(obj, "instruction", "$"), "$.instruction")
     config = v.steps(obj.get("config", []), "$.config")
     evaluator = v.evaluator(v.required(obj, "evaluator", "$"), "$.evaluator")
@@ -191,6 +191,20 @@ class _Validator:
         if not text.strip():
             raise self.fail(json_path, "must not be empty")
         return str(text)
+
+    def task_id(self, value: Any, json_path: str) -> str:
+        """The id names the task's results folder: no separators, control characters or dots only."""
+        text = self.nonempty_str(value, json_path)
+        bad = next((ch for ch in text if ch in "/\\" or ord(ch) < 32 or ord(ch) == 127), None)
+        if bad is not None:
+            raise self.fail(
+                json_path,
+                f"the task id contains {bad!r}, which cannot be part of a results folder name; "
+                "use letters, digits, '-', '_' and '.' (OSWorld ids are UUIDs)",
+            )
+        if text.strip(".") == "":
+            raise self.fail(json_path, f"the task id {text!r} is not a usable folder name; use a UUID")
+        return text
 
     def steps(self, value: Any, json_path: str) -> tuple[Step, ...]:
         items = self.typed(value, list, json_path)

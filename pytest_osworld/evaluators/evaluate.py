@@ -100,6 +100,9 @@ def _fetch(ctx: TaskContext, spec: GetterSpec | None) -> Any:
         raise
     except KeyError as exc:
         raise GetterError(f"{spec.type}: missing key {exc} at {spec.json_path}") from exc
+    except (TypeError, ValueError) as exc:
+        # A wrong type in the task's getter object (``"gives": "x"``, ``"dest": 5``, ...).
+        raise GetterError(f"{spec.type}: bad value at {spec.json_path}: {type(exc).__name__}: {exc}") from exc
     except (OSWorldError, OSError) as exc:
         raise GetterError(f"{spec.type}: {exc}") from exc
 

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -20,10 +21,21 @@ from pytest_osworld.runner import StepRecord
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+#: The longest folder name :func:`safe_component` returns.
+MAX_COMPONENT = 120
+
+
 def safe_component(text: str) -> str:
-    """``text`` made safe as one path component (no separators, no ``..``)."""
+    """``text`` made safe as one path component (no separators, no ``..``).
+
+    A name longer than :data:`MAX_COMPONENT` is cut and ends with a short hash of the whole
+    text, so two long ids that share a prefix still get folders of their own.
+    """
     cleaned = _SAFE.sub("_", text).strip("._") or "_"
-    return cleaned[:120]
+    if len(cleaned) > MAX_COMPONENT:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        cleaned = f"{cleaned[: MAX_COMPONENT - 11]}-{digest}"
+    return cleaned
 
 
 @dataclass

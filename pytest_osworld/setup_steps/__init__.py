@@ -56,9 +56,12 @@ def run_steps(ctx: TaskContext, steps: Sequence[Step], phase: str = "setup") -> 
             handler(ctx, **step.parameters)
         except NeedsCapability:
             raise
-        except TypeError as exc:
+        except (TypeError, ValueError, KeyError) as exc:
+            # Wrong names or wrong JSON types in the step's parameters (``"seconds": "soon"``,
+            # ``"files": [{}]``): say where, instead of a bare traceback.
+            problem = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
             raise SetupStepError(
-                index, total, step.type, f"bad parameters at {step.json_path}: {exc}"
+                index, total, step.type, f"bad parameters at {step.json_path}: {problem}"
             ) from exc
         except (OSWorldError, OSError) as exc:
             cause = str(exc) if isinstance(exc, EnvironmentFailure) else f"{type(exc).__name__}: {exc}"

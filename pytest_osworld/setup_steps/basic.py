@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, GuestError, NeedsCapability
+from pytest_osworld.paths import contained_path
 from pytest_osworld.windows import find_window, parse_wmctrl_lx
 
 
@@ -65,9 +66,7 @@ def execute_step(
     result = ctx.guest.execute(cmd, shell=use_shell)
     for name, text in ((stdout, result.output), (stderr, result.error)):
         if name:
-            target = ctx.work_dir / name
-            if not target.resolve().is_relative_to(ctx.work_dir.resolve()):
-                raise EnvironmentFailure(f"output file {name!r} escapes the task's work folder")
+            target = contained_path(ctx.work_dir, name, what="execute output file", error=EnvironmentFailure)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import GetterError, NeedsCapability
+from pytest_osworld.paths import contained_path
 
 VLC_STATUS_SCRIPT = """
 import base64, sys, urllib.request
@@ -32,9 +33,7 @@ VIDEO_TYPES = (
 
 
 def _write(ctx: TaskContext, dest: str, data: bytes) -> Path:
-    target = (ctx.work_dir / dest).resolve()
-    if not target.is_relative_to(ctx.work_dir.resolve()):
-        raise GetterError(f"dest {dest!r} escapes the task's work folder")
+    target = contained_path(ctx.work_dir, dest, what="dest", error=GetterError)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
     return target

@@ -8,13 +8,16 @@ from typing import Any
 
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import GetterError, GuestError
+from pytest_osworld.paths import contained_path
 
 
-def _dest(ctx: TaskContext, name: str) -> Path:
-    """A file under the task's work folder; names that escape it are refused."""
-    target = (ctx.work_dir / name).resolve()
-    if not target.is_relative_to(ctx.work_dir.resolve()):
-        raise GetterError(f"dest {name!r} escapes the task's work folder")
+def _dest(ctx: TaskContext, name: object, what: str = "dest") -> Path:
+    """A file under the task's work folder (its parent created); unsafe names are refused.
+
+    See :func:`pytest_osworld.paths.contained_path` for what is refused: a
+    :class:`GetterError` naming the field and the folder.
+    """
+    target = contained_path(ctx.work_dir, name, what=what, error=GetterError)
     target.parent.mkdir(parents=True, exist_ok=True)
     return target
 
@@ -49,7 +52,7 @@ def get_vm_file(ctx: TaskContext, config: dict[str, Any]) -> Path | list[Path]:
             data = ctx.guest.read_file(path)
         except FileNotFoundError:
             raise GetterError(f"vm_file: {path} not found in the environment") from None
-        target = _dest(ctx, dest)
+        target = _dest(ctx, dest, "vm_file dest")
         target.write_bytes(data)
         fetched.append(target)
     return _select(config, fetched)
@@ -61,7 +64,7 @@ def get_cloud_file(ctx: TaskContext, config: dict[str, Any]) -> Path | list[Path
     fetched: list[Path] = []
     for url, dest in zip(urls, dests, strict=True):
         source = ctx.assets.fetch(url, base_dir=ctx.task.path.parent)
-        target = _dest(ctx, dest)
+        target = _dest(ctx, dest, "cloud_file dest")
         target.write_bytes(source.read_bytes())
         fetched.append(target)
     return _select(config, fetched)
@@ -69,7 +72,7 @@ def get_cloud_file(ctx: TaskContext, config: dict[str, Any]) -> Path | list[Path
 
 def get_cache_file(ctx: TaskContext, config: dict[str, Any]) -> Path:
     """A file a postconfig step wrote to the work folder (its ``stdout`` option)."""
-    target = _dest(ctx, config["path"])
+    target = _dest(ctx, config["path"], "cache_file path")
     if not target.is_file():
         raise GetterError(f"cache_file: {config['path']} was not written by the postconfig")
     return target
@@ -134,6 +137,6 @@ def get_vm_window_size(ctx: TaskContext, config: dict[str, Any]) -> dict[str, in
 
 def get_vm_wallpaper(ctx: TaskContext, config: dict[str, Any]) -> Path:
     """The wallpaper image, saved to ``dest``."""
-    target = _dest(ctx, config.get("dest", "wallpaper.png"))
+    target = _dest(ctx, config.get("dest", "wallpaper.png"), "vm_wallpaper dest")
     target.write_bytes(ctx.guest.wallpaper())
     return target

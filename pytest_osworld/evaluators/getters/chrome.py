@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import GetterError, NeedsCapability
+from pytest_osworld.paths import contained_path
 
 PROFILE = "/home/user/.config/google-chrome/Default"
 OMNIBOX_NAMES = ("Address and search bar",)
@@ -157,9 +158,7 @@ def get_bookmarks(ctx: TaskContext, config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sqlite_copy(ctx: TaskContext, name: str, dest: str) -> Path:
-    target = (ctx.work_dir / dest).resolve()
-    if not target.is_relative_to(ctx.work_dir.resolve()):
-        raise GetterError(f"dest {dest!r} escapes the task's work folder")
+    target = contained_path(ctx.work_dir, dest, what="dest", error=GetterError)
     target.write_bytes(_profile_file(ctx, name))
     return target
 

@@ -375,25 +375,58 @@ def compare_htmls(result: Any, expected: Any = None, **options: Any) -> Score:
     return verdict(mismatch is None, "the HTML trees are equal", f"HTML differs: {mismatch}")
 
 
+#: Limits on what ``compare_archive`` unpacks: the sum of the members' sizes and their
+#: number. Real task archives are a few MB with dozens of files; a zip bomb is refused
+#: before anything is written.
+MAX_ARCHIVE_BYTES = 2 << 30
+MAX_ARCHIVE_MEMBERS = 20_000
+
+
 def _safe_extract(archive: str, target: str) -> None:
+    """Unpack ``archive`` (zip or tar) into ``target``; raises ``ValueError`` when it is unsafe.
+
+    Refused, before anything is written: a member whose name is absolute or climbs out
+    with ``..``, more than :data:`MAX_ARCHIVE_MEMBERS` members, or more than
+    :data:`MAX_ARCHIVE_BYTES` of content. Tar links, devices and fifos are skipped (only
+    regular files and folders are compared); zip members are always written as files.
+    """
     root = os.path.realpath(target)
 
     def inside(name: str) -> bool:
-        return os.path.realpath(os.path.join(root, name)).startswith(root + os.sep)
+        if os.path.isabs(name) or "\x00" in name:
+            return False
+        resolved = os.path.realpath(os.path.join(root, name))
+        return resolved == root or resolved.startswith(root + os.sep)
+
+    def check(names: list[str], sizes: list[int]) -> None:
+        bad = [n for n in names if not inside(n)]
+        if bad:
+            raise ValueError(f"archive member escapes the target: {bad[0]!r}")
+        if len(names) > MAX_ARCHIVE_MEMBERS:
+            raise ValueError(f"archive has {len(names)} members, over the limit of {MAX_ARCHIVE_MEMBERS}")
+        if sum(sizes) > MAX_ARCHIVE_BYTES:
+            raise ValueError(
+                f"archive unpacks to {sum(sizes)} bytes, over the limit of {MAX_ARCHIVE_BYTES} bytes"
+            )
 
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zf:
-            bad = [n for n in zf.namelist() if not inside(n)]
-            if bad:
-                raise ValueError(f"archive member escapes the target: {bad[0]!r}")
+            infos = zf.infolist()
+            # zipfile stops each member at its declared size, so the declared sizes bound the output.
+            check([i.filename for i in infos], [i.file_size for i in infos])
             zf.extractall(root)
         return
     with tarfile.open(archive) as tf:
         members = [m for m in tf.getmembers() if m.isfile() or m.isdir()]
-        bad = [m.name for m in members if not inside(m.name)]
-        if bad:
-            raise ValueError(f"archive member escapes the target: {bad[0]!r}")
-        tf.extractall(root, members=members, filter="data")
+        check([m.name for m in members], [m.size for m in members])
+        if hasattr(tarfile, "data_filter"):
+            tf.extractall(root, members=members, filter="data")
+            return
+        # Python before 3.11.4 has no extraction filters (``filter=`` raised TypeError, so every
+        # tar failed to unpack): the members are already vetted, and get plain permissions.
+        for member in members:
+            member.mode = 0o755 if member.isdir() else 0o644
+        tf.extractall(root, members=members)
 
 
 def _files_under(root: str) -> list[str]:
@@ -439,6 +472,8 @@ def compare_archive(result: Any, expected: Any = None, **options: Any) -> Score:
         return gold_problem
     compare = _archive_comparator(str(options.get("file_type", "text")))
     sub = str(options.get("file_path", ""))
+    if os.path.isabs(sub) or ".." in sub.replace("\\", "/").split("/"):
+        return failed(f"option file_path {sub!r} must be a relative folder inside the archive")
     with tempfile.TemporaryDirectory() as tmp:
         got_dir, want_dir = os.path.join(tmp, "result"), os.path.join(tmp, "expected")
         try:
