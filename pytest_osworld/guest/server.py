@@ -5,6 +5,8 @@ tools can drive our desktops and our client can drive OSWorld's VMs. What differ
 
 - every request needs ``Authorization: Bearer <token>`` (compared in constant time);
   without it the answer is 401, and malformed requests get a 4xx with a JSON reason;
+- a stalled request is dropped after ``REQUEST_TIMEOUT`` and an idle connection after
+  ``IDLE_TIMEOUT``, so slow clients never hold more than their own thread;
 - there is no debug mode and no interactive error page;
 - agent code runs in a persistent worker that imported pyautogui once
   (:mod:`pytest_osworld.guest.worker`), not in a new interpreter per action;
@@ -19,12 +21,14 @@ import email.parser
 import email.policy
 import hmac
 import json
+import math
 import os
 import shlex
 import shutil
 import signal
 import socket
 import socketserver
+import stat
 import subprocess
 import sys
 import threading
@@ -189,25 +193,37 @@ def _str_field(fields: dict[str, Any], key: str, *, required: bool = True) -> st
             raise HTTPError(400, f"missing field {key!r}")
         return ""
     if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+        value = value.decode("utf-8", "replace")
     if not isinstance(value, str):
         raise HTTPError(400, f"field {key!r} must be a string")
+    if "\x00" in value:
+        raise HTTPError(400, f"field {key!r} contains a NUL byte")
     return value
 
 
 def _bool_field(fields: dict[str, Any], key: str) -> bool:
+    """``true``/``false`` (OSWorld also sends the strings ``"true"``/``"false"``, and 0/1)."""
     value = fields.get(key, False)
+    if value is None:
+        return False
     if isinstance(value, str):
         return value.lower() in ("1", "true", "yes")
-    return bool(value)
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise HTTPError(400, f"field {key!r} must be true or false")
 
 
 def _number_field(fields: dict[str, Any], key: str, default: float) -> float:
+    """A positive, finite number of seconds (JSON ``NaN``/``Infinity`` and booleans are refused)."""
     value = fields.get(key, default)
+    if isinstance(value, bool):
+        raise HTTPError(400, f"field {key!r} must be a number")
     try:
         number = float(value)
     except (TypeError, ValueError) as exc:
         raise HTTPError(400, f"field {key!r} must be a number") from exc
+    if not math.isfinite(number):
+        raise HTTPError(400, f"field {key!r} must be a finite number")
     if number <= 0:
         raise HTTPError(400, f"field {key!r} must be positive")
     return number
@@ -225,6 +241,8 @@ def command_argv(command: Any, shell: bool) -> list[str] | str:
     ``~/`` are expanded (OSWorld does the same).
     """
     if isinstance(command, str):
+        if "\x00" in command:
+            raise HTTPError(400, "'command' contains a NUL byte")
         if shell:
             return command
         try:
@@ -232,6 +250,8 @@ def command_argv(command: Any, shell: bool) -> list[str] | str:
         except ValueError as exc:
             raise HTTPError(400, f"cannot split command: {exc}") from exc
     elif isinstance(command, list) and all(isinstance(arg, str) for arg in command):
+        if any("\x00" in arg for arg in command):
+            raise HTTPError(400, "'command' contains a NUL byte")
         if shell:
             return " ".join(command)
         argv = list(command)
@@ -487,6 +507,8 @@ class GuestApp:
         script = fields.get("script")
         if not isinstance(script, str):
             raise HTTPError(400, "'script' must be a string")
+        if "\x00" in script:
+            raise HTTPError(400, "'script' contains a NUL byte")
         timeout = _number_field(fields, "timeout", 100.0)
         cwd = expand_path(_str_field(fields, "working_dir", required=False) or "~")
         if not os.path.isdir(cwd):
@@ -726,6 +748,12 @@ def _tree(path: str, depth: int) -> dict[str, Any]:
 
 #: The most of an unauthorized request's body that is read (and dropped) before the 401.
 UNAUTHORIZED_DRAIN = 64 * 1024
+#: Seconds a kept-alive connection may sit idle between requests before it is closed.
+IDLE_TIMEOUT = 3600.0
+#: Seconds a started request may go without sending a byte (request line, headers or
+#: body) before its connection is dropped: a slow or stalled client holds only its own
+#: thread, and not for long.
+REQUEST_TIMEOUT = 60.0
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -735,6 +763,24 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "pytest-osworld-guest"
     sys_version = ""
+
+    def handle_one_request(self) -> None:
+        """Wait up to the idle timeout for a request to start, then bound its reads.
+
+        A connection that stays silent is closed after ``server.idle_timeout``; once the
+        first byte of a request arrives, every read of it must make progress within
+        ``server.request_timeout`` (the base class drops the connection on a timeout).
+        """
+        self.connection.settimeout(self.server.idle_timeout)
+        try:
+            started = self.rfile.peek(1)  # type: ignore[attr-defined]
+        except (TimeoutError, OSError):
+            started = b""
+        if not started:
+            self.close_connection = True
+            return
+        self.connection.settimeout(self.server.request_timeout)
+        super().handle_one_request()
 
     def _dispatch(self) -> None:
         parsed = urllib.parse.urlsplit(self.path)
@@ -749,6 +795,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(app.handle(Request(self.command, parsed.path, headers)), close=True)
             return
         length_text = headers.get("content-length", "0")
+        if len(set(self.headers.get_all("Content-Length") or [])) > 1:
+            # Two different lengths: which one the body follows is ambiguous (request smuggling).
+            self._send(
+                Response.of_json({"status": "error", "message": "conflicting Content-Length headers"}, 400),
+                close=True,
+            )
+            return
         if "chunked" in headers.get("transfer-encoding", "").lower():
             self._send(
                 Response.of_json({"status": "error", "message": "chunked bodies are not supported"}, 411),
@@ -760,9 +813,11 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             length = -1
         if length < 0 or length > MAX_BODY:
-            self._send(
-                Response.of_json({"status": "error", "message": "bad Content-Length"}, 400), close=True
+            reason = (
+                f"bad Content-Length {length_text[:40]!r}: give the body's size in bytes, at most {MAX_BODY}"
             )
+            status = 413 if length > MAX_BODY else 400
+            self._send(Response.of_json({"status": "error", "message": reason}, status), close=True)
             return
         body = self.rfile.read(length) if length else b""
         self._send(app.handle(Request(self.command, parsed.path, headers, body)))
@@ -784,6 +839,10 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = _dispatch
     do_PUT = _dispatch
     do_DELETE = _dispatch
+    # Methods no route uses still get an authorized 405 naming the right one (not a 501).
+    do_HEAD = _dispatch
+    do_PATCH = _dispatch
+    do_OPTIONS = _dispatch
 
     def address_string(self) -> str:
         """The peer, readable for unix sockets too."""
@@ -799,16 +858,30 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     app: GuestApp
     verbose: bool = False
+    idle_timeout: float = IDLE_TIMEOUT
+    request_timeout: float = REQUEST_TIMEOUT
 
 
 class _UnixServer(_Server):
     address_family = socket.AF_UNIX
 
     def server_bind(self) -> None:
+        """Bind the socket so that only its owner can ever connect (mode 0600).
+
+        A stale socket at the path is replaced; any other kind of file there is refused
+        rather than deleted. The umask is tightened around ``bind`` so the socket never
+        exists with wider permissions, even for an instant.
+        """
         path = str(self.server_address)
-        if os.path.exists(path):
+        if os.path.lexists(path):
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                raise OSError(f"{path} exists and is not a socket; refusing to replace it")
             os.unlink(path)
-        socketserver.TCPServer.server_bind(self)
+        old_umask = os.umask(0o177)
+        try:
+            socketserver.TCPServer.server_bind(self)
+        finally:
+            os.umask(old_umask)
         os.chmod(path, 0o600)
         self.server_name = "guest"
         self.server_port = 0
