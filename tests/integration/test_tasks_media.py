@@ -1,7 +1,9 @@
-"""The VLC, GIMP and VLC+GIMP tasks of the offline suite, proven both ways on a real desktop.
+"""The VLC, GIMP and VLC+GIMP tasks of the offline suite: their evaluators can fail.
 
-For every task, the reference solution must score 1.0, and a deliberately wrong end state
-(a one-line change of the solution, listed in ``WRONG`` with the reason) must score less.
+For every task, a deliberately wrong end state (a one-line change of the solution, listed
+in ``WRONG`` with the reason) must score less than 1.0 on a real desktop.
+The other way, the reference solution scoring 1.0 through the plugin, is checked for
+every task by ``scripts/selfcheck.py`` (CI runs it after the tests).
 """
 
 from __future__ import annotations
@@ -99,13 +101,6 @@ WRONG = [
         "scales the thumbnail to 400x225",
     ),
 ]
-
-
-@pytest.mark.parametrize("name", MEDIA_TASKS)
-def test_reference_solution_scores_one(desktop: LocalProvider, tmp_path: Path, name: str) -> None:
-    """Replaying the task's own solution on a fresh desktop scores 1.0."""
-    _, evaluation = run_task(desktop, TASKS / name, tmp_path)
-    assert evaluation.score == 1.0, evaluation
 
 
 @pytest.mark.parametrize(("name", "index", "replacement", "why"), WRONG, ids=[w[0] for w in WRONG])

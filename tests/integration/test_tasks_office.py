@@ -1,8 +1,10 @@
-"""The LibreOffice tasks of the offline suite, proven both ways on the real local desktop.
+"""The LibreOffice tasks of the offline suite: their evaluators can fail.
 
-For every task: the reference solution scores 1.0, and a deliberately wrong end state (a
-one-line change of that solution, kept below with the reason) scores below 1.0. For the
-infeasible task, the wrong variant answers DONE instead of FAIL.
+For every task, a deliberately wrong end state (a one-line change of the solution, kept
+below with the reason) scores below 1.0 on the real local desktop. For the infeasible
+task, the wrong variant answers DONE instead of FAIL.
+The other way, the reference solution scoring 1.0 through the plugin, is checked for
+every task by ``scripts/selfcheck.py`` (CI runs it after the tests).
 """
 
 from __future__ import annotations
@@ -112,15 +114,6 @@ WRONG_VARIANTS: list[tuple[str, int, str, str]] = [
 
 #: Test ids: domain/short task id.
 IDS = [f"{row[0].split('/')[0]}/{Path(row[0]).stem[:8]}" for row in WRONG_VARIANTS]
-
-
-@pytest.mark.parametrize(("task_file", "index", "replacement", "why"), WRONG_VARIANTS, ids=IDS)
-def test_reference_solution_scores_one(
-    desktop: LocalProvider, tmp_path: Path, task_file: str, index: int, replacement: str, why: str
-) -> None:
-    """The task's own solution solves it."""
-    _episode, evaluation = run_task(desktop, TASKS / task_file, tmp_path)
-    assert evaluation.score == 1.0, f"{task_file}: {evaluation.first_reason()}"
 
 
 @pytest.mark.parametrize(("task_file", "index", "replacement", "why"), WRONG_VARIANTS, ids=IDS)

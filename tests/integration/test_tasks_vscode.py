@@ -2,9 +2,11 @@
 
 VS Code in the local desktop is code-server (installed by scripts/install.sh into
 ``.cache/code-server``) in a Chromium app window, started by ``local_desktop/bin/code``.
-For every task, the reference solution must score 1.0 and a deliberately wrong end state
-(a one-line change of the solution, listed in ``WRONG`` with the reason) must score less.
-Without code-server the tasks must be skipped, naming the missing program.
+For every task, a deliberately wrong end state (a one-line change of the solution, listed
+in ``WRONG`` with the reason) must score less than 1.0. Without code-server the tasks must
+be skipped, naming the missing program.
+The other way, the reference solution scoring 1.0 through the plugin, is checked for
+every task by ``scripts/selfcheck.py`` (CI runs it after the tests).
 """
 
 from __future__ import annotations
@@ -67,14 +69,6 @@ WRONG = [
         "renames the function to computeTotal",
     ),
 ]
-
-
-@needs_code
-@pytest.mark.parametrize("name", VSCODE_TASKS)
-def test_reference_solution_scores_one(desktop: LocalProvider, tmp_path: Path, name: str) -> None:
-    """Replaying the task's own solution on a fresh desktop scores 1.0."""
-    _, evaluation = run_task(desktop, TASKS / name, tmp_path)
-    assert evaluation.score == 1.0, evaluation
 
 
 @needs_code

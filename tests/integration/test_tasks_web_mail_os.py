@@ -1,8 +1,10 @@
-"""The OS, Chrome, Thunderbird and cross-app tasks of the offline suite, proven both ways.
+"""The OS, Chrome, Thunderbird and cross-app tasks of the offline suite: their evaluators can fail.
 
-For every task, the reference solution must score 1.0 on a real desktop, and a
-deliberately wrong end state (a one-line change of the solution, listed in ``WRONG`` with
-the reason) must score less. Infeasible tasks are "wrong" when the agent says DONE.
+For every task, a deliberately wrong end state (a one-line change of the solution, listed
+in ``WRONG`` with the reason) must score less than 1.0 on a real desktop. Infeasible tasks
+are "wrong" when the agent says DONE.
+The other way, the reference solution scoring 1.0 through the plugin, is checked for
+every task by ``scripts/selfcheck.py`` (CI runs it after the tests).
 """
 
 from __future__ import annotations
@@ -148,13 +150,6 @@ WRONG = [
         "downloads the Q2 export instead of Q3",
     ),
 ]
-
-
-@pytest.mark.parametrize("name", WEB_MAIL_OS_TASKS)
-def test_reference_solution_scores_one(desktop: LocalProvider, tmp_path: Path, name: str) -> None:
-    """Replaying the task's own solution on a fresh desktop scores 1.0."""
-    _, evaluation = run_task(desktop, TASKS / name, tmp_path)
-    assert evaluation.score == 1.0, evaluation
 
 
 @pytest.mark.parametrize(("name", "index", "replacement", "why"), WRONG, ids=[w[0] for w in WRONG])
