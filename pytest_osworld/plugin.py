@@ -74,6 +74,10 @@ WORKER_CRASHED = (
 )
 
 
+#: result.json's reason for a task running on a worker when the controller was interrupted.
+WORKER_INTERRUPTED = "interrupted: {xdist}; the {steps} step(s) it recorded are kept in {traj}"
+
+
 class Terminated(KeyboardInterrupt):
     """pytest received SIGTERM: handled as Ctrl-C is, so the running task becomes an ERROR
     with its reason, fixtures are torn down (desktops stopped) and the summary is printed."""
@@ -192,41 +196,97 @@ def _with_results_dir(settings: Settings, results_dir: Path) -> Settings:
 
 
 class _XdistHooks:
-    """Hands the controller's results folder to every worker."""
+    """Hands the controller's results folder to every worker; on the controller, gives a
+    task that a worker never finished (crashed, or the run was interrupted) an ERROR."""
 
     def __init__(self, settings: Settings, config: pytest.Config) -> None:
         self.settings = settings
         self.config = config
+        #: On the controller: tasks a worker started and has not finished reporting.
+        self.running: set[str] = set()
+        #: True on an xdist controller that has started workers (not on a plain run).
+        self.is_controller = False
 
     def pytest_configure_node(self, node: Any) -> None:
         """Give the worker the controller's results folder (one run, one folder)."""
         node.workerinput["osworld_results_dir"] = str(self.settings.results_dir)
+        self.is_controller = True
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        """A worker started ``nodeid``."""
+        if self.is_controller:
+            self.running.add(nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """The last report of ``nodeid`` arrived (its teardown, or xdist's crash report)."""
+        if self.is_controller and report.when in ("teardown", "???"):
+            self.running.discard(report.nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """After an interrupt, once xdist has stopped the workers: report the tasks whose
+        reports never reached the controller, from the result.json their worker wrote,
+        or as ERRORs whose result.json is written here."""
+        if not self.is_controller or exitstatus != pytest.ExitCode.INTERRUPTED:
+            return
+        for nodeid in sorted(self.running):
+            what = "the run was interrupted while a worker was running this task"
+            data = self._record_lost(nodeid, what, WORKER_INTERRUPTED)
+            if data is None:
+                continue
+            fspath = nodeid.split("::")[0]
+            outcome = data["outcome"]
+            report = pytest.TestReport(
+                nodeid=nodeid,
+                location=(fspath, None, fspath),
+                keywords={},
+                outcome="passed" if outcome == "passed" else "failed",
+                longrepr=None if outcome == "passed" else plain_failure(data["reason"], fspath),
+                # A failed non-call report is an ERROR for pytest, as for us.
+                when="call" if outcome in ("passed", "failed", "eval_error") else "setup",
+            )
+            report.osworld = data  # type: ignore[attr-defined]
+            self.config.hook.pytest_runtest_logreport(report=report)
+
+    def _record_lost(self, nodeid: str, what: str, template: str) -> dict[str, Any] | None:
+        """The result of a task whose worker did not report it: the result.json the worker
+        wrote, else an ERROR written now; as the report data the summary reads (None for
+        an item that is not a task)."""
+        path, _, name = nodeid.partition("::")
+        if not path.endswith(".json"):
+            return None
+        try:
+            task = load_task(self.config.rootpath / path)
+        except (OSWorldError, OSError):
+            return None
+        match = re.search(r"\[(\d+)\]$", name)
+        repeat = int(match.group(1)) if match else 1
+        recorder = recorder_for(self.settings, task, repeat=repeat, fresh=False)
+        try:
+            written = json.loads((recorder.dir / "result.json").read_text())
+            outcome, reason, score = str(written["outcome"]), str(written["reason"]), written["score"]
+        except (OSError, ValueError, KeyError, TypeError):
+            steps = recorder.steps_written
+            outcome, score = "error", None
+            reason = template.format(xdist=what, steps=steps, traj=recorder.traj)
+            result = task_error_result(task, nodeid, repeat, self.settings, reason, steps=steps)
+            recorder.error(reason)
+            recorder.finish(result)
+        return {
+            "domain": task.domain,
+            "task_id": task.id,
+            "infeasible": task.infeasible,
+            "score": score,
+            "outcome": outcome,
+            "reason": reason,
+        }
 
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """A task whose worker died: write its ERROR result (keeping the steps it recorded)
         and give xdist's crash report the task's data, so the summary counts it."""
-        path, _, name = crashitem.partition("::")
-        if not path.endswith(".json"):
-            return
-        try:
-            task = load_task(self.config.rootpath / path)
-        except (OSWorldError, OSError):
-            return
-        match = re.search(r"\[(\d+)\]$", name)
-        repeat = int(match.group(1)) if match else 1
-        recorder = recorder_for(self.settings, task, repeat=repeat, fresh=False)
-        steps = recorder.steps_written
-        reason = WORKER_CRASHED.format(xdist=report.longrepr, steps=steps, traj=recorder.traj)
-        result = task_error_result(task, crashitem, repeat, self.settings, reason, steps=steps)
-        recorder.error(reason)
-        recorder.finish(result)
-        report.osworld = {  # type: ignore[attr-defined]
-            "domain": task.domain,
-            "task_id": task.id,
-            "infeasible": task.infeasible,
-            "score": None,
-            "outcome": "error",
-        }
+        data = self._record_lost(crashitem, str(report.longrepr), WORKER_CRASHED)
+        if data is not None:
+            report.osworld = data  # type: ignore[attr-defined]
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Under xdist only the workers collect: the controller stops a run of tasks with no agent."""
@@ -431,7 +491,12 @@ def pytest_runtest_protocol(
 def _report_interrupted(item: TaskItem, exc: KeyboardInterrupt) -> None:
     """Write the ERROR result of an interrupted task and log its report."""
     settings = item.config.stash[SETTINGS_KEY]
-    name = exc.signal_name if isinstance(exc, Terminated) else "SIGINT (Ctrl-C)"
+    if isinstance(exc, Terminated):
+        name = exc.signal_name
+    elif getattr(item.config, "workerinput", None) is not None:
+        name = "SIGINT (Ctrl-C, or the xdist controller stopping its workers)"
+    else:
+        name = "SIGINT (Ctrl-C)"
     recorder = item.osworld_recorder  # item.funcargs is gone by now
     steps = recorder.steps_written if recorder is not None else 0
     traj = recorder.traj if recorder is not None else "(the task had not started)"

@@ -373,3 +373,22 @@ def test_the_desktop_dying_during_the_evaluation_is_an_error_not_a_fail(pytester
     broken = run.result(FAULT_ID)
     assert broken["outcome"] == "error" and broken["score"] is None and broken["steps"] == 2
     assert run.result(NEXT_ID)["outcome"] == "passed"
+
+
+def test_xdist_controller_terminated_mid_task(pytester: pytest.Pytester) -> None:
+    run = Run(pytester, "hang")
+    process = run.start("tasks", AGENT, "-n", "2")
+    try:
+        record = run.wait_for_fault(process, timeout=120)
+        process.send_signal(signal.SIGTERM)  # to the controller only, as `kill PID` does
+        out, _ = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, out
+    lines = pytest.LineMatcher(out.splitlines())
+    lines.fnmatch_lines([f"ERROR tasks/os/a_fault.json::os/{FAULT_ID} - *"])
+    lines.fnmatch_lines(["*OSWorld summary*", "*overall*1 errors*"])
+    broken = run.result(FAULT_ID)
+    assert broken["outcome"] == "error" and broken["steps"] == 1 and "interrupted" in broken["reason"]
+    assert run.traj(FAULT_ID)[0]["step_num"] == 1
+    assert_nothing_left(record["procs"])

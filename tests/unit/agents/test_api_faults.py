@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from agent_wire import ProviderServer, recording, with_text
 
-from conftest import FAKE_KEY
+#: The fake API key (defined here: ``conftest`` names another module when tests/plugin
+#: runs in the same session).
+FAKE_KEY = "sk-test-FAULTS-0c41d7e9a2"
 
 BROKEN_ID = "33333333-0000-0000-0000-00000000000a"
 NEXT_ID = "33333333-0000-0000-0000-00000000000b"
