@@ -18,7 +18,8 @@ gone: it kills any sandbox process still naming their folder and removes the fol
 Options read from ``ProviderConfig.options`` (all strings):
 
 ``cache_dir``
-    where templates are built and kept (default ``$XDG_CACHE_HOME/pytest-osworld/local``);
+    where templates are built and kept, and running providers record their work folders
+    (``runs/``) (default ``$XDG_CACHE_HOME/pytest-osworld/local``);
 ``ready_timeout``
     seconds to wait for ``/health`` after a restore (default 60);
 ``template_timeout``
