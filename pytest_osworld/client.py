@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_osworld.errors import GuestError
+from pytest_osworld.errors import GuestError, GuestUnreachable
 from pytest_osworld.guest_api import CommandResult
 
 #: Default per-request timeout (seconds) for quick calls.
@@ -211,7 +211,7 @@ class GuestClient:
             except (ConnectionError, FileNotFoundError, http.client.HTTPException) as exc:
                 last = exc
             except TimeoutError as exc:
-                raise GuestError(f"guest {endpoint}: no answer within {limit:g} s ({self!r})") from exc
+                raise GuestUnreachable(f"guest {endpoint}: no answer within {limit:g} s ({self!r})") from exc
             except OSError as exc:
                 last = exc
             else:
@@ -228,7 +228,7 @@ class GuestClient:
             if attempt + 1 < attempts:
                 time.sleep(delay)
                 delay *= 2
-        raise GuestError(
+        raise GuestUnreachable(
             f"guest {endpoint}: failed after {attempts} attempt(s) ({self!r}): {type(last).__name__}: {last}"
         ) from last
 

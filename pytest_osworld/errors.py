@@ -57,6 +57,11 @@ class GuestError(EnvironmentFailure):
         super().__init__(message)
 
 
+class GuestUnreachable(GuestError):
+    """The guest server did not answer at all (connection refused or reset, no socket,
+    timeout), as opposed to answering with an error."""
+
+
 class AgentFailure(OSWorldError):
     """The agent raised (for example its model API stayed down): the episode is an ERROR."""
 
