@@ -556,14 +556,14 @@ class LocalProvider(Provider):
     def diagnose(self) -> str:
         """Whether the sandbox of the current task ended under it (and how), else ''.
 
-        The guest's connection drops a moment before bwrap exits, so this waits up to a
-        second for the exit before calling the sandbox alive.
+        The guest's connection drops a moment before bwrap exits, so this waits up to
+        two seconds for the exit before calling the sandbox alive.
         """
         session = self._session
         if session is None:
             return ""
         try:
-            code = session.proc.wait(timeout=1.0)
+            code = session.proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
             return ""
         return f"the local desktop's sandbox ended during the task ({describe_exit(code)})"
