@@ -523,6 +523,17 @@ def _report_interrupted(item: TaskItem, exc: KeyboardInterrupt) -> None:
         "outcome": "error",
     }
     item.ihook.pytest_runtest_logreport(report=report)
+    # A teardown report closes the test case (JUnit writes its properties from it).
+    closing = pytest.TestReport(
+        nodeid=item.nodeid,
+        location=item.location,
+        keywords=dict.fromkeys(item.keywords, 1),
+        outcome="passed",
+        longrepr=None,
+        when="teardown",
+        user_properties=list(item.user_properties),
+    )
+    item.ihook.pytest_runtest_logreport(report=closing)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -297,6 +297,7 @@ def test_pytest_interrupted_mid_episode(pytester: pytest.Pytester, sig: signal.S
     assert [line.get("step_num") for line in run.traj(FAULT_ID)] == [1, None]
     junit = (run.root / "junit.xml").read_text()
     assert f'name="os/{FAULT_ID}"' in junit and "<error" in junit and "interrupted by" in junit
+    assert f'<property name="task_id" value="{FAULT_ID}"' in junit
     assert not run.task_dir(NEXT_ID).exists()  # never started: not run, not faked
     assert_nothing_left(run.recorded_procs())
     # The next session gets a working desktop.
