@@ -111,7 +111,8 @@ class NetLab:
         self.ssh_config.write_text(SSH_CONFIG.format(client_key=self.client_key))
         # For tools that run ``ssh`` themselves (libvirt's ``command=``): this lab's config,
         # so nothing is added to the user's known_hosts.
-        self.ssh_command.write_text(f'#!/bin/sh\nexec ssh -F {self.ssh_config} "$@"\n')
+        real_ssh = shutil.which("ssh") or "/usr/bin/ssh"
+        self.ssh_command.write_text(f'#!/bin/sh\nexec {real_ssh} -F {self.ssh_config} "$@"\n')
         self.ssh_command.chmod(0o755)
         # Left in place at the end: another lab's sshd may still need it.
         PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)

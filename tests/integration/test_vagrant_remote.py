@@ -8,9 +8,11 @@ through SSH, as with a real remote machine. It does not disturb a libvirtd the o
 Vagrant tests run. The test proves the URI path, not a VM: ``virsh`` defines a small
 (never started) domain through the URI, and ``vagrant status``, run with the vagrant
 provider's own option parsing, environment and command line, reads that domain's state
-through the same URI. Booting the box this way is not tested: the provider reaches a VM's
-guest server at its address, which only the libvirt host can route to (see
-docs/scaling.md).
+through the same URI. A second test runs a task on a VM made through the URI: the
+plugin's ``vagrant`` provider with ``libvirt_uri=qemu+ssh://...`` creates, snapshots,
+restores and destroys the VM on that host; Vagrant runs in the host's network namespace
+(``netns``), the only place the VM's management network is routed, so its SSH to the VM
+and the guest-server relay work, while every libvirt call still goes over SSH.
 
 Run as root after ``scripts/install-vagrant.sh`` and ``scripts/install.sh`` (openssh-server):
 ``pytest tests/integration/test_vagrant_remote.py``.
@@ -18,8 +20,12 @@ Run as root after ``scripts/install-vagrant.sh`` and ``scripts/install.sh`` (ope
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -43,15 +49,17 @@ LIBVIRTD_SCRIPT = """\
 set -e
 for dir in {dirs}; do mkdir -p "$dir"; mount -t tmpfs tmpfs "$dir"; done
 mount --bind {etc} /etc/libvirt
+virtlogd -d
 exec libvirtd -p {pidfile}
 """
 
 
 @dataclass
 class LibvirtHost:
-    """The lab, the libvirt host's address, the daemon's pid and a test-made URI builder."""
+    """The lab, the libvirt host's namespace and address, the daemon's pid, a URI builder."""
 
     lab: NetLab
+    netns: str
     address: str
     pid: int
 
@@ -97,7 +105,7 @@ def libvirt_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LibvirtHo
         )
         _wait_libvirtd(daemon, work / "libvirtd.log")
         host = lab.add_host(netns=netns, mount_pid=daemon.pid)
-        yield LibvirtHost(lab=lab, address=host.address, pid=daemon.pid)
+        yield LibvirtHost(lab=lab, netns=netns, address=host.address, pid=daemon.pid)
     finally:
         if daemon is not None and daemon.poll() is None:
             daemon.terminate()
@@ -204,3 +212,81 @@ def _as_args(options: VagrantOptions) -> dict[str, str]:
         "libvirt_driver": options.libvirt_driver,
         "vagrant_home": str(options.vagrant_home),
     }
+
+
+REPO = Path(__file__).resolve().parents[2]
+#: An OSWorld-format task of ours that the minimal box can run (gnome-terminal + tar).
+OS_TASK = REPO / "tasks" / "os" / "9cf34795-a8b8-4693-a578-31eb2c71aef1.json"
+#: The worker id of the inner run, so its VM (``osworld-remote``) is nobody else's.
+WORKER = "remote"
+
+
+@pytest.mark.timeout(1500)
+def test_task_on_a_vm_made_through_remote_libvirt_uri(libvirt_host: LibvirtHost, tmp_path: Path) -> None:
+    """A task passes on a VM that Vagrant made, snapshotted and destroyed over ``qemu+ssh://``."""
+    host = libvirt_host
+    for tool in ("debootstrap", "extlinux", "socat", "qemu-system-x86_64"):
+        if shutil.which(tool, path=SBIN_PATH) is None:
+            pytest.skip(f"missing {tool}: run scripts/install-vagrant.sh")
+    cache_dir = Path(
+        os.environ.get("OSWORLD_VAGRANT_CACHE") or Path.home() / ".cache" / "pytest-osworld" / "vagrant"
+    )
+    # The pool must be traversable by the libvirt-qemu user, unlike pytest's tmp folders.
+    pool = Path(tempfile.mkdtemp(prefix="osworld-remote-pool-", dir="/var/tmp"))
+    try:
+        pool.chmod(0o755)
+        for args in (("pool-define-as", "osworld", "dir", "--target", str(pool)), ("pool-start", "osworld")):
+            done = _virsh(host, *args)
+            assert done.returncode == 0, done.stderr
+        provider_args = {
+            "build": "minimal",
+            "netns": host.netns,
+            "libvirt_uri": host.uri(),
+            "storage_pool": "osworld",
+            "libvirt_driver": "qemu",
+            "memory": "1536",
+            "cache_dir": str(cache_dir),
+            "vagrant_home": str(cache_dir / "vagrant.d"),
+        }
+        argv = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(OS_TASK),
+            "-p",
+            "no:cacheprovider",
+            "--provider=vagrant",
+            "--agent=replay",
+            f"--results-dir={tmp_path / 'results'}",
+            "--dist=load",
+            f"--tx=popen//id={WORKER}",
+            *(f"--provider-arg={key}={value}" for key, value in provider_args.items()),
+        ]
+        # vagrant-libvirt reaches the VM with ``ssh HOST -W %h:%p`` as a proxy command: the
+        # lab's ssh wrapper first on PATH gives it the lab's key and host key policy.
+        env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+        env["PATH"] = f"{host.lab.ssh_command.parent}{os.pathsep}{env.get('PATH', '')}"
+        started = time.monotonic()
+        run = subprocess.run(
+            argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=1400, check=False
+        )
+        elapsed = time.monotonic() - started
+        assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-3000:]
+        assert "1 passed" in run.stdout
+        (result_file,) = (tmp_path / "results").rglob("result.json")
+        provenance = json.loads(result_file.read_text())["provenance"]
+        assert f"osworld-{WORKER}" in provenance["provider"] and host.uri() in provenance["provider"], (
+            provenance
+        )
+        # The box volume and the VM were made on the libvirt host; the VM is gone again.
+        volumes = _virsh(host, "vol-list", "osworld").stdout
+        assert "box_image" in volumes, volumes
+        domains = _virsh(host, "list", "--all", "--name").stdout.split()
+        assert f"osworld-{WORKER}" not in domains, domains
+        print(
+            f"task on a VM through qemu+ssh: {elapsed:.0f} s (box upload, up, snapshot, restore, task, destroy)"
+        )
+    finally:
+        _virsh(host, "pool-destroy", "osworld")
+        _virsh(host, "pool-undefine", "osworld")
+        shutil.rmtree(pool, ignore_errors=True)
