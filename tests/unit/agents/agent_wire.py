@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+#: The fake API key of the agent tests; no recorded output may ever contain it.
+FAKE_KEY = "sk-test-DISTINCTIVE-7f3a9c2e51b8"
+
 RECORDINGS = Path(__file__).parent / "recordings"
 
 

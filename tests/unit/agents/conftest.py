@@ -11,9 +11,6 @@ from agent_wire import ProviderServer, start
 
 from pytest_osworld.task import Task, load_task
 
-#: The fake API key; no recorded output may ever contain it.
-FAKE_KEY = "sk-test-DISTINCTIVE-7f3a9c2e51b8"
-
 _PROVIDER_ENV = (
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",

@@ -6,9 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_wire import ProviderServer, recording, with_text
-
-from conftest import FAKE_KEY
+from agent_wire import FAKE_KEY, ProviderServer, recording, with_text
 
 TASK = {
     "id": "22222222-0000-0000-0000-00000000aaaa",

@@ -7,10 +7,9 @@ import base64
 import io
 
 import pytest
-from agent_wire import with_text
+from agent_wire import FAKE_KEY, with_text
 from PIL import Image, ImageDraw
 
-from conftest import FAKE_KEY
 from pytest_osworld.agent import AGENTS, AgentConfig, Observation
 from pytest_osworld.agents.llm import Completion, PromptAgent, http_failure
 from pytest_osworld.errors import AgentFailure, UnknownNameError

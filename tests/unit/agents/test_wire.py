@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from agent_wire import ProviderServer, recording, with_text
+from agent_wire import FAKE_KEY, ProviderServer, recording, with_text
 
-from conftest import FAKE_KEY
 from pytest_osworld.actions import Action
 from pytest_osworld.agent import AGENTS, Agent, AgentConfig, Observation
 from pytest_osworld.errors import AgentFailure
