@@ -49,9 +49,12 @@ LIBVIRTD_SCRIPT = """\
 set -e
 for dir in {dirs}; do mkdir -p "$dir"; mount -t tmpfs tmpfs "$dir"; done
 mount --bind {etc} /etc/libvirt
-virtlogd -d
-exec libvirtd -p {pidfile}
+{bin}/osw-virtlogd -d
+exec {bin}/osw-libvirtd -p {pidfile}
 """
+#: The daemons run under other names (symlinks), so ``vagrant/netns.sh``'s guard against a
+#: second libvirtd or virtlogd sharing ``/run/libvirt`` does not count these private ones.
+DAEMONS = {"osw-libvirtd": "libvirtd", "osw-virtlogd": "virtlogd"}
 
 
 @dataclass
@@ -94,7 +97,13 @@ def libvirt_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LibvirtHo
         netns = lab.new_netns()
         etc = work / "etc-libvirt"
         shutil.copytree("/etc/libvirt", etc, symlinks=True)
-        script = LIBVIRTD_SCRIPT.format(dirs=" ".join(PRIVATE_DIRS), etc=etc, pidfile=work / "libvirtd.pid")
+        bin_dir = work / "bin"
+        bin_dir.mkdir()
+        for alias, daemon_name in DAEMONS.items():
+            (bin_dir / alias).symlink_to(shutil.which(daemon_name, path=SBIN_PATH) or daemon_name)
+        script = LIBVIRTD_SCRIPT.format(
+            dirs=" ".join(PRIVATE_DIRS), etc=etc, bin=bin_dir, pidfile=work / "libvirtd.pid"
+        )
         log = (work / "libvirtd.log").open("wb")
         # ip netns exec and unshare exec their commands: the Popen's pid is libvirtd's.
         daemon = subprocess.Popen(
@@ -104,6 +113,15 @@ def libvirt_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LibvirtHo
             stderr=subprocess.STDOUT,
         )
         _wait_libvirtd(daemon, work / "libvirtd.log")
+        # netns.sh must not mistake them for a libvirtd of the machine.
+        for name in ("libvirtd", "virtlogd"):
+            seen = subprocess.run(
+                ["pgrep", "-x", name, "--ns", str(daemon.pid), "--nslist", "mnt"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert not seen.stdout.split(), f"a {name} named so runs in the private mount namespace"
         host = lab.add_host(netns=netns, mount_pid=daemon.pid)
         yield LibvirtHost(lab=lab, netns=netns, address=host.address, pid=daemon.pid)
     finally:
