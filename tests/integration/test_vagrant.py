@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from vm_lock import vm_tests_lock
 
 from pytest_osworld.providers.base import ProviderConfig
 from pytest_osworld.providers.vagrant import VagrantProvider
@@ -56,11 +57,12 @@ def netns(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip(reason)
     name = f"osw-it-{os.getpid()}"
     state = tmp_path_factory.mktemp("netns")
-    try:
-        subprocess.run([str(NETNS_SH), "up", name, str(state)], check=True, timeout=120)
-        yield name
-    finally:
-        subprocess.run([str(NETNS_SH), "down", name, str(state)], check=False, timeout=300)
+    with vm_tests_lock():
+        try:
+            subprocess.run([str(NETNS_SH), "up", name, str(state)], check=True, timeout=120)
+            yield name
+        finally:
+            subprocess.run([str(NETNS_SH), "down", name, str(state)], check=False, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -139,9 +141,7 @@ def test_minimal_box_up_snapshot_restore(netns: str, cache_dir: Path, tmp_path: 
 OS_TASK = REPO / "tasks" / "os" / "9cf34795-a8b8-4693-a578-31eb2c71aef1.json"
 
 
-def _run_task(
-    agent: str, netns: str, cache_dir: Path, results: Path, keep: bool
-) -> subprocess.CompletedProcess[str]:
+def _argv(agent: str, netns: str, cache_dir: Path, results: Path, keep: bool, tasks: list[Path]) -> list[str]:
     args = {
         "build": "minimal",
         "netns": netns,
@@ -156,7 +156,7 @@ def _run_task(
         sys.executable,
         "-m",
         "pytest",
-        str(OS_TASK),
+        *map(str, tasks),
         "-p",
         "no:cacheprovider",
         "--provider=vagrant",
@@ -166,6 +166,13 @@ def _run_task(
     ]
     for key, value in args.items():
         argv.append(f"--provider-arg={key}={value}")
+    return argv
+
+
+def _run_task(
+    agent: str, netns: str, cache_dir: Path, results: Path, keep: bool
+) -> subprocess.CompletedProcess[str]:
+    argv = _argv(agent, netns, cache_dir, results, keep, [OS_TASK])
     return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1500, check=False)
 
 
@@ -182,3 +189,49 @@ def test_task_replay_scores_1_then_noop_scores_0(netns: str, cache_dir: Path, tm
     assert noop.returncode == 1, noop.stdout[-4000:] + noop.stderr[-2000:]
     assert "1 failed" in noop.stdout and "OSWorld score 0.00" in noop.stdout
     print(f"task timings (s): replay session {t1 - t0:.0f}, noop session {time.monotonic() - t1:.0f}")
+
+
+#: A second task of ours that the minimal box can run (chmod in a terminal).
+OS_TASK_2 = REPO / "tasks" / "os" / "ef9ea0c2-4f77-4017-9a2c-592f165ae51f.json"
+
+
+def _running_vms(netns: str) -> set[str]:
+    listing = subprocess.run(
+        ["ip", "netns", "exec", netns, "virsh", "-c", "qemu:///system", "list", "--name"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return set(listing.stdout.split())
+
+
+@pytest.mark.skipif(
+    os.environ.get("OSWORLD_VAGRANT_PARALLEL") != "1",
+    reason="opt-in (two VMs under software emulation take ~10 min): OSWORLD_VAGRANT_PARALLEL=1",
+)
+def test_two_workers_run_two_vms_side_by_side(netns: str, cache_dir: Path, tmp_path: Path) -> None:
+    """``-n 2``: each worker brings up its own VM (osworld-gw0, osworld-gw1); both run at once."""
+    argv = _argv("replay", netns, cache_dir, tmp_path / "results", False, [OS_TASK, OS_TASK_2])
+    argv += ["-n", "2", "--dist", "load"]
+    seen_together: set[str] = set()
+    log = tmp_path / "pytest.log"
+    with (
+        log.open("w") as sink,
+        subprocess.Popen(argv, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT) as proc,
+    ):
+        deadline = time.monotonic() + 2400
+        while proc.poll() is None and time.monotonic() < deadline:
+            running = _running_vms(netns)
+            if len(running) >= 2:
+                seen_together |= running
+            time.sleep(5)
+        if proc.poll() is None:
+            proc.kill()
+    output = log.read_text()
+    assert proc.returncode == 0, output[-4000:]
+    assert "2 passed" in output, output[-4000:]
+    assert len(seen_together) >= 2, f"never saw two VMs running at once: {seen_together}"
+    results = [json.loads(p.read_text()) for p in (tmp_path / "results").rglob("result.json")]
+    machines = {r["provenance"]["provider"].split(",")[0] for r in results}
+    assert len(results) == 2 and len(machines) == 2, machines
+    assert not _running_vms(netns), "VMs were left running"

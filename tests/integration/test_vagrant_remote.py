@@ -34,10 +34,11 @@ from pathlib import Path
 
 import pytest
 from nethosts import SBIN_PATH, NetLab, skip_reason
+from vm_lock import vm_tests_lock
 
 from pytest_osworld.providers.vagrant import VagrantOptions, vagrant_command, vagrant_env
 
-pytestmark = [pytest.mark.vagrant, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.vagrant, pytest.mark.timeout(1800)]
 
 TOOLS = ("libvirtd", "virsh", "vagrant", "unshare", "nsenter")
 #: The libvirt host's private directories: its sockets, state and caches.
@@ -90,6 +91,11 @@ def libvirt_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LibvirtHo
     reason = _missing()
     if reason:
         pytest.skip(reason)
+    with vm_tests_lock():
+        yield from _libvirt_host(tmp_path_factory)
+
+
+def _libvirt_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LibvirtHost]:
     work = tmp_path_factory.mktemp("libvirt-host")
     lab = NetLab(work / "lab", prefix=f"osv{uuid.uuid4().hex[:6]}")
     daemon: subprocess.Popen[bytes] | None = None
