@@ -328,6 +328,30 @@ def tail(path: Path, lines: int) -> str:
     return "\n".join(clean_output(text).splitlines()[-lines:])
 
 
+#: What libvirt's ``domstate --reason`` reasons mean for a VM that should be running.
+_DOMSTATE_REASONS = {
+    ("shut off", "destroyed"): "powered off during the task",
+    ("shut off", "shutdown"): "shut down from inside the guest during the task",
+    ("shut off", "crashed"): "stopped by a crash during the task",
+    ("shut off", "failed"): "QEMU failed during the task",
+    ("crashed", "panicked"): "the guest kernel panicked",
+}
+
+
+def explain_domstate(text: str) -> str:
+    """``virsh domstate --reason`` output (``shut off (destroyed)``) as a phrase for errors."""
+    match = re.match(r"^\s*([a-z ]+?)\s*(?:\(([^)]*)\))?\s*$", text.splitlines()[0] if text else "")
+    if match is None:
+        return text.strip()
+    state, reason = match.group(1), (match.group(2) or "").strip()
+    meaning = _DOMSTATE_REASONS.get((state, reason))
+    if meaning is not None:
+        return f"{state} ({meaning}; libvirt reason: {reason})"
+    if reason:
+        return f"{state} (libvirt reason: {reason})"
+    return state
+
+
 class VagrantProvider(Provider):
     """One Vagrant VM per worker; a restore is ``vagrant snapshot restore``."""
 
@@ -385,6 +409,53 @@ class VagrantProvider(Provider):
         if output:
             parts.append(f"--- vagrant ({self.vagrant_log}) ---\n{output}")
         return "\n".join(parts)
+
+    def diagnose(self) -> str:
+        """The VM's state when it is no longer running (powered off, paused, gone), else ''.
+
+        Asked after the guest stopped answering during a task. A guest shutting itself
+        down drops its server a moment before the domain stops, so a running domain is
+        polled for up to five seconds before it is called alive.
+        """
+        if self._work is None:
+            return ""
+        deadline = time.monotonic() + 5.0
+        while True:
+            state = self.vm_state()
+            if state is None or not state.startswith("running") or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        if state is None or state.startswith("running"):
+            return ""
+        return f"the VM {self.machine} is {state}"
+
+    def vm_state(self) -> str | None:
+        """The domain's state and what it means, e.g. ``shut off (powered off ...)``.
+
+        Asked of libvirt (``virsh domstate --reason``, inside ``netns``) for libvirt
+        machines, else of ``vagrant status``; ``None`` when neither could say.
+        """
+        if self.options.vagrant_provider == "libvirt" and shutil.which("virsh"):
+            args = ["virsh", "-c", self.options.libvirt_uri, "domstate", "--reason", self.machine]
+            argv = [*(["ip", "netns", "exec", self.options.netns] if self.options.netns else []), *args]
+            try:
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+            except (OSError, subprocess.TimeoutExpired):
+                return None
+            if proc.returncode == 0 and proc.stdout.strip():
+                return explain_domstate(proc.stdout.strip())
+            if "failed to get domain" in proc.stderr or "Domain not found" in proc.stderr:
+                return "gone (its libvirt domain no longer exists)"
+            return None
+        try:
+            status = self._vagrant(["status", "--machine-readable"], timeout=120, check=False)
+        except VagrantError:
+            return None
+        match = re.search(r",state,([A-Za-z_]+)", status)
+        if match is None:
+            return None
+        state = match.group(1)
+        return "running" if state == "running" else f"{state} (vagrant status)"
 
     def _start_impl(self) -> None:
         from filelock import FileLock, Timeout

@@ -6,6 +6,9 @@ builds the minimal box (or reuses the cached one), brings a VM up through
 that a snapshot restore reverts a change, and removes the VM, the namespace and the
 libvirt objects it made, even when it fails.
 
+It also powers a VM off (``virsh destroy``) in the middle of a task: the task is an ERROR
+naming the VM's state, its first step stays on disk and the next task passes.
+
 Run as root after ``scripts/install-vagrant.sh``:  ``pytest tests/integration/test_vagrant.py -m vagrant``.
 ``OSWORLD_VAGRANT_CACHE`` moves the box cache (default ``~/.cache/pytest-osworld/vagrant``).
 """
@@ -26,7 +29,7 @@ import pytest
 from vm_lock import vm_tests_lock
 
 from pytest_osworld.providers.base import ProviderConfig
-from pytest_osworld.providers.vagrant import VagrantProvider
+from pytest_osworld.providers.vagrant import VagrantProvider, explain_domstate
 
 pytestmark = [pytest.mark.vagrant, pytest.mark.timeout(1800)]
 
@@ -235,3 +238,129 @@ def test_two_workers_run_two_vms_side_by_side(netns: str, cache_dir: Path, tmp_p
     machines = {r["provenance"]["provider"].split(",")[0] for r in results}
     assert len(results) == 2 and len(machines) == 2, machines
     assert not _running_vms(netns), "VMs were left running"
+
+
+#: An agent that replays the solution, but at step 2 of the first task tells the test it
+#: is there and waits until the test has powered the VM off from outside.
+POWER_OFF_AGENT = """
+import os, time
+from pathlib import Path
+
+from agents.basic import ReplayAgent
+
+FAULT_TASK = "9cf34795-a8b8-4693-a578-31eb2c71aef1"
+
+
+class PowerOffAgent(ReplayAgent):
+    def reset(self, task):
+        super().reset(task)
+        self.task_id = task.id
+        self.index = 0
+
+    def act(self, instruction, observation):
+        self.index += 1
+        if self.task_id == FAULT_TASK and self.index == 2:
+            signals = Path(os.environ["FAULT_DIR"])
+            (signals / "at-step-2").write_text("")
+            deadline = time.monotonic() + 600
+            while not (signals / "powered-off").exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        return super().act(instruction, observation)
+"""
+
+
+def _first_step_recorded(results: Path, task_id: str) -> bool:
+    for traj in results.rglob(f"{task_id}/traj.jsonl"):
+        lines = [json.loads(line) for line in traj.read_text().splitlines() if line.strip()]
+        if any(line.get("step_num") == 1 for line in lines):
+            return True
+    return False
+
+
+def test_vm_powered_off_mid_task_is_an_error_and_the_next_task_passes(
+    netns: str, cache_dir: Path, tmp_path: Path
+) -> None:
+    """``virsh destroy`` of the VM at step 2: ERROR naming the VM's state; the next task passes."""
+    (tmp_path / "vm_fault_agent.py").write_text(POWER_OFF_AGENT)
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    results = tmp_path / "results"
+    fault_id, next_id = OS_TASK.stem, OS_TASK_2.stem
+    argv = _argv("vm_fault_agent:PowerOffAgent", netns, cache_dir, results, False, [OS_TASK, OS_TASK_2])
+    argv += ["-p", "no:randomly", "-p", "no:xdist"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), str(REPO), os.environ.get("PYTHONPATH")])),
+        "FAULT_DIR": str(signals),
+    }
+    log = tmp_path / "pytest.log"
+    t0 = time.monotonic()
+    destroyed: list[str] = []
+    with (
+        log.open("w") as sink,
+        subprocess.Popen(argv, cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT) as proc,
+    ):
+        try:
+            deadline = time.monotonic() + 900
+            while not ((signals / "at-step-2").exists() and _first_step_recorded(results, fault_id)):
+                assert proc.poll() is None, "pytest ended before step 2:\n" + log.read_text()[-4000:]
+                assert time.monotonic() < deadline, "the first task never reached step 2"
+                time.sleep(0.5)
+            reached = time.monotonic() - t0
+            # Powered off from outside, as a host crash or an operator would.
+            destroyed = sorted(_running_vms(netns))
+            assert len(destroyed) == 1, destroyed
+            subprocess.run(
+                ["ip", "netns", "exec", netns, "virsh", "-c", "qemu:///system", "destroy", destroyed[0]],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+            (signals / "powered-off").write_text("")
+            proc.wait(timeout=900)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    output = log.read_text()
+    print(f"vm fault timings (s): step 2 reached {reached:.0f}, session {time.monotonic() - t0:.0f}")
+    reason = f"the VM {destroyed[0]} is shut off (powered off during the task; libvirt reason: destroyed)*"
+    assert proc.returncode == 1, output[-6000:]
+    lines = pytest.LineMatcher(output.splitlines())
+    lines.fnmatch_lines([f"*ERROR at setup of osworld os/{fault_id}*", reason])
+    lines.fnmatch_lines([f"PASSED *{OS_TASK_2.name}::os/{next_id}*", "*1 passed, 1 error*"])
+
+    (broken_dir,) = [p.parent for p in results.rglob(f"{fault_id}/result.json")]
+    broken = json.loads((broken_dir / "result.json").read_text())
+    assert broken["outcome"] == "error" and broken["score"] is None and broken["steps"] == 1, broken
+    assert pytest.LineMatcher([broken["reason"]]).fnmatch_lines([reason]) is None
+    traj = [json.loads(line) for line in (broken_dir / "traj.jsonl").read_text().splitlines()]
+    assert [line.get("step_num") for line in traj] == [1, None]
+    assert (broken_dir / "step_1.png").is_file()
+    (passed,) = [json.loads(p.read_text()) for p in results.rglob(f"{next_id}/result.json")]
+    assert passed["outcome"] == "passed" and passed["score"] == 1, passed
+    # keep_vms=0: the session destroyed its VM, so nothing runs or is defined any more.
+    assert not _running_vms(netns), "a VM was left running"
+    defined = subprocess.run(
+        ["ip", "netns", "exec", netns, "virsh", "-c", "qemu:///system", "list", "--all", "--name"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    assert destroyed[0] not in defined, f"the VM was left defined: {defined}"
+
+
+@pytest.mark.parametrize(
+    ("domstate", "phrase"),
+    [
+        ("shut off (destroyed)", "shut off (powered off during the task; libvirt reason: destroyed)"),
+        (
+            "shut off (shutdown)\n",
+            "shut off (shut down from inside the guest during the task; libvirt reason: shutdown)",
+        ),
+        ("paused (ioerror)", "paused (libvirt reason: ioerror)"),
+        ("shut off", "shut off"),
+    ],
+)
+def test_explain_domstate(domstate: str, phrase: str) -> None:
+    """libvirt's ``domstate --reason`` as the phrase the ERROR starts with (no VM needed)."""
+    assert explain_domstate(domstate) == phrase
