@@ -735,6 +735,10 @@ def compare_table(result: Any, expected: Any = None, **options: Any) -> Score:
             reasons.append(reason)
     except RuleFailure as exc:
         return failed(str(exc))
+    except SyntaxError as exc:
+        # Sheets are read lazily, by the rules: invalid XML in one (an entity bomb, a
+        # truncated file) surfaces here as ElementTree's or lxml's parse error.
+        return failed(f"cannot open {path!r} as a workbook: a sheet is not valid XML: {exc}")
     finally:
         pair.result.close()
         if pair.expected is not None:
