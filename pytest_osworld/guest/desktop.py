@@ -157,12 +157,11 @@ def window_manager_name() -> str | None:
         disp.close()
 
 
-def wmctrl(flags: list[str], window_name: str) -> subprocess.CompletedProcess[str]:
-    """Run ``wmctrl`` with OSWorld's flag conventions (``-a``/``-c`` with ``F``/``x``)."""
+def wmctrl(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``wmctrl`` with ``args`` (``-l -x`` to list, ``-i -a ID`` to activate by id)."""
     if shutil.which("wmctrl") is None:
         raise DesktopError("wmctrl is not installed in the desktop")
-    argv = ["wmctrl", *flags, window_name] if window_name else ["wmctrl", *flags]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    return subprocess.run(["wmctrl", *args], capture_output=True, text=True, timeout=10, check=False)
 
 
 def window_op(action: str, name: str, strict: bool, by_class: bool) -> bool:
@@ -171,11 +170,11 @@ def window_op(action: str, name: str, strict: bool, by_class: bool) -> bool:
     The window is chosen by :func:`pytest_osworld.windows.find_window` (wmctrl's own
     matching, plus OSWorld's Ubuntu names for this desktop's apps), then acted on by id.
     """
-    listing = wmctrl(["-l", "-x"], "")
+    listing = wmctrl("-l", "-x")
     found = find_window(parse_wmctrl_lx(listing.stdout), name, strict, by_class)
     if found is None:
         return False
-    return wmctrl(["-i", f"-{action}"], hex(found.window_id)).returncode == 0
+    return wmctrl("-i", f"-{action}", hex(found.window_id)).returncode == 0
 
 
 def title_matches(title: str, file_path: str) -> bool:
@@ -199,4 +198,4 @@ def wait_for_window(file_path: str, timeout: float, poll: float = 0.1) -> Window
 
 def activate_window_id(window_id: int) -> None:
     """Raise and focus a window by id (``wmctrl -i -a``)."""
-    wmctrl(["-i", "-a"], hex(window_id))
+    wmctrl("-i", "-a", hex(window_id))
