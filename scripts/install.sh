@@ -14,12 +14,17 @@ if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 # ---- APT_PACKAGES ------------------------------------------------------------------------
 # The list is shared with the VM boxes (vagrant/provision.sh) so the two never drift.
 PACKAGES_FILE=pytest_osworld/providers/local_desktop/packages.txt
-mapfile -t APT_PACKAGES < <(sed -e 's/#.*//' "$PACKAGES_FILE" | tr -s ' \t' '\n' | sed '/^$/d')
+packages_of() {  # packages_of AWK_PROGRAM: the packages of the sections it selects
+    awk "$1" "$PACKAGES_FILE" | sed -e 's/#.*//' | tr -s ' \t' '\n' | sed '/^$/d'
+}
+mapfile -t APT_PACKAGES < <(packages_of '/^## /{skip=($0 ~ /without recommends/)} !skip')
+mapfile -t APT_PACKAGES_BARE < <(packages_of '/^## /{on=($0 ~ /without recommends/)} on')
 # -------------------------------------------------------------------------------------------
 
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update
 $SUDO apt-get install -y "${APT_PACKAGES[@]}"
+$SUDO apt-get install -y --no-install-recommends "${APT_PACKAGES_BARE[@]}"
 
 # ---- SSH: hosts of a distributed run ------------------------------------------------------
 # Every host of a run spread over machines (pytest-xdist over SSH, docs/scaling.md) needs

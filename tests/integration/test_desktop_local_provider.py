@@ -140,7 +140,7 @@ def test_desktop_commands(env):
 
 # -- apps ------------------------------------------------------------------------------------
 
-# (command, window title fragment, AT-SPI application name fragment or None, program)
+# (command, fragment of its `wmctrl -lx` line, AT-SPI application name fragment or None, program)
 APPS = {
     "calc": (["libreoffice", "--calc"], "LibreOffice Calc", "soffice", "soffice"),
     "writer": (["libreoffice", "--writer"], "LibreOffice Writer", "soffice", "soffice"),
@@ -155,6 +155,8 @@ APPS = {
     "thunderbird": (["thunderbird"], "Thunderbird", "Thunderbird", "thunderbird"),
     "gimp": (["gimp"], "GNU Image Manipulation Program", "gimp", "gimp"),
     "terminal": (["gnome-terminal"], "Terminal", "gnome-terminal-server", "gnome-terminal"),
+    # The file manager, started as OSWorld's multi_apps tasks start it: on a folder.
+    "files": (["nautilus", "/home/user/shelf"], "org.gnome.Nautilus", "org.gnome.Nautilus", "nautilus"),
     # VLC's Qt accessibility bridge registers in some sessions and not in others (see
     # docs/desktop.md); VLC is covered through its HTTP interface instead, as OSWorld does.
     "vlc": (["vlc", "--no-audio", "--no-video-title-show"], "VLC media player", None, "vlc"),
@@ -170,9 +172,12 @@ def test_app_starts_shows_a_window_and_is_in_the_a11y_tree(env, app):
     command, title, a11y_name, program = APPS[app]
     if shutil.which(program) is None:
         pytest.skip(f"{program} is not installed")
+    if app == "files":
+        env.guest.execute(["mkdir", "-p", "/home/user/shelf"])
+        env.guest.execute(["touch", "/home/user/shelf/quarterly-report.pdf"])
     env.guest.launch(command)
     windows = wait_for(
-        lambda: (lambda out: out if title in out else None)(env.guest.execute(["wmctrl", "-l"]).output),
+        lambda: (lambda out: out if title in out else None)(env.guest.execute(["wmctrl", "-lx"]).output),
         60,
         f"a window titled *{title}*",
     )
@@ -202,6 +207,12 @@ def test_app_starts_shows_a_window_and_is_in_the_a11y_tree(env, app):
                 return None
 
         assert b"<state>" in wait_for(status, 30, "VLC's HTTP interface")
+    if app == "files":
+        wait_for(
+            lambda: "quarterly-report.pdf" in env.guest.accessibility_tree(),
+            30,
+            "the folder's file in the file manager's accessibility tree",
+        )
     if app == "terminal":
         env.guest.activate_window("Terminal")
         env.guest.run_python("pyautogui.typewrite('echo term-marker\\n')")
