@@ -288,12 +288,22 @@ def mfcc(samples: Any, rate: int = 16000, n_mfcc: int = 13, n_fft: int = 512, ho
 
 
 def dtw_cosine(a: Any, b: Any) -> tuple[float, int]:
-    """Dynamic time warping of two feature sequences with cosine distance: (cost, path length)."""
+    """Dynamic time warping of two feature sequences with cosine distance: (cost, path length).
+
+    Two zero vectors (a silent stretch after standardisation) are at distance 0, a zero
+    vector and any other at distance 1, and distances below 1e-9 (the rounding error of
+    the dot product of two equal unit vectors) count as 0, so that equal sequences cost
+    exactly 0.
+    """
     import numpy as np
 
-    na = a / (np.linalg.norm(a, axis=1, keepdims=True) + 1e-12)
-    nb = b / (np.linalg.norm(b, axis=1, keepdims=True) + 1e-12)
+    norm_a = np.linalg.norm(a, axis=1, keepdims=True)
+    norm_b = np.linalg.norm(b, axis=1, keepdims=True)
+    na = a / (norm_a + 1e-12)
+    nb = b / (norm_b + 1e-12)
     dist = 1.0 - na @ nb.T
+    dist[(norm_a == 0) & (norm_b.T == 0)] = 0.0
+    dist[np.abs(dist) < 1e-9] = 0.0
     n, m = dist.shape
     cost = np.full((n + 1, m + 1), np.inf)
     steps = np.zeros((n + 1, m + 1), dtype=np.int64)
@@ -312,6 +322,7 @@ def compare_audios(result: Any, expected: Any = None, **options: Any) -> Score:
     """Similarity of two recordings: ``exp(-DTW cost / path length)`` over MFCCs. Fractional.
 
     Frames are pooled so that each sequence has at most 400 frames (the DTW is quadratic).
+    Equal recordings score exactly 1; a silent one against a sound scores ``exp(-1)``.
     """
     import numpy as np
 
@@ -330,7 +341,11 @@ def compare_audios(result: Any, expected: Any = None, **options: Any) -> Score:
         group = max(1, math.ceil(len(f) / 400))
         usable = len(f) // group * group or len(f)
         f = f[:usable].reshape(-1, group, f.shape[1]).mean(axis=1) if usable >= group else f
-        pooled.append((f - f.mean(axis=0)) / (f.std(axis=0) + 1e-8))
+        # Standardise each coefficient; one that is constant (silence, or rounding noise
+        # around a constant) carries nothing and becomes 0 instead of amplified noise.
+        spread = f.std(axis=0)
+        steady = spread < 1e-6
+        pooled.append(np.where(steady, 0.0, (f - f.mean(axis=0)) / np.where(steady, 1.0, spread)))
     cost, length = dtw_cosine(pooled[0], pooled[1])
     value = float(np.exp(-cost / max(length, 1)))
     return Score(value, f"audio similarity {value:.3f} (DTW cost {cost:.2f} over {length} steps)")

@@ -84,3 +84,33 @@ def gradient(size: tuple[int, int] = (64, 48), mode: str = "RGB") -> Any:
             )
     ImageDraw.Draw(image).rectangle((width // 4, height // 4, width // 2, height // 2), fill=(250, 250, 250))
     return image.convert(mode)
+
+
+def libreoffice_convert(sources: Sequence[Path], fmt: str, outdir: Path) -> list[Path]:
+    """Convert files with LibreOffice headless (private profile); skip the test without soffice."""
+    import shutil
+    import subprocess
+
+    soffice = shutil.which("soffice")
+    if soffice is None:
+        pytest.skip("LibreOffice (soffice) is not installed")
+    profile = (outdir / "lo-profile").as_uri()
+    subprocess.run(
+        [
+            soffice,
+            f"-env:UserInstallation={profile}",
+            "--headless",
+            "--convert-to",
+            fmt,
+            "--outdir",
+            str(outdir),
+            *map(str, sources),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    converted = [outdir / (source.stem + "." + fmt.split(":")[0]) for source in sources]
+    missing = [str(p) for p in converted if not p.is_file()]
+    assert not missing, f"LibreOffice did not write {missing}"
+    return converted

@@ -284,7 +284,13 @@ def test_compare_pdfs(tmp_path: Path) -> None:
     b = str(text_pdf(tmp_path / "b.pdf", ["Meeting agenda", "1. Budget"]))
     d = str(text_pdf(tmp_path / "d.pdf", ["zzzzzzzzzzzzzzzzzzzzzz"]))
     check(c.compare_pdfs(a, b), 1, "over 1 PDF")
-    check(c.compare_pdfs([a, a], [b, d]), 0.5, "over 2 PDF(s)", approx=0.01)
+    # pair 1 is equal (1), pair 2 shares no character (0): (1 + 0) / 2
+    check(c.compare_pdfs([a, a], [b, d]), 0.5, "mean text similarity 0.500 over 2 PDF(s)")
+    # 'abcd' vs 'abce': rapidfuzz ratio 2 * 3 / (4 + 4)
+    abcd, abce = (str(text_pdf(tmp_path / f"{t}.pdf", [t])) for t in ("abcd", "abce"))
+    check(c.compare_pdfs(abcd, abce), 0.75, "mean text similarity 0.750 over 1 PDF(s)")
+    # a missing result PDF counts 0 for its pair: (1 + 0) / 2
+    check(c.compare_pdfs([a], [b, d]), 0.5, "0.500 over 2 PDF(s)")
     check(c.compare_pdfs(None, b), 0, "no result")
     bad = tmp_path / "bad.pdf"
     bad.write_bytes(b"not a pdf")
@@ -305,6 +311,10 @@ def test_compare_pdf_images(tmp_path: Path) -> None:
     two = tmp_path / "two.pdf"
     image.save(two, save_all=True, append_images=[image])
     check(c.compare_pdf_images(str(one), str(two)), 0, "1 images, expected 2")
+    # two images, the first one equal and the second one mirrored: 1 / 2
+    half = tmp_path / "half.pdf"
+    image.save(half, save_all=True, append_images=[ImageOps.mirror(image.rotate(90))])
+    check(c.compare_pdf_images(str(half), str(two)), 0.5, "1/2 images match by perceptual hash")
     text = str(text_pdf(tmp_path / "text.pdf", ["no images"]))
     check(c.compare_pdf_images(text, text), 1, "neither PDF has images")
 

@@ -12,7 +12,7 @@ import pytest
 from docx import Document
 from docx.enum.text import WD_ALIGN_PARAGRAPH, WD_BREAK, WD_TAB_ALIGNMENT
 from docx.shared import Pt, RGBColor
-from metric_files import check, gradient
+from metric_files import check, gradient, libreoffice_convert
 
 from pytest_osworld.evaluators.metrics import docs as d
 
@@ -55,12 +55,14 @@ def make(tmp_path: Path) -> Callable[..., str]:
         (["A", "B"], ["A"], {"ignore_blanks": False}, 0, "2 paragraphs, expected 1"),
         (["HELLO"], ["hello"], {"ignore_case": True}, 1, "the same"),
         (["b", "a"], ["a", "b"], {"ignore_order": True}, 1, "the same"),
+        # rapidfuzz ratio: 2 * 3 matching / (4 + 4) characters
         (["abcd"], ["abce"], {"fuzzy_match": True}, 0.75, "text similarity 0.750"),
+        # 'abcd x' vs 'abce x' once the empty line is dropped: 2 * 5 / (6 + 6)
         (
             ["abcd", "", "x"],
             ["abce", "x"],
             {"content_only": True, "delete_empty_lines": True},
-            0.833333,
+            5 / 6,
             "content similarity 0.833",
         ),
     ],
@@ -94,6 +96,14 @@ def test_ignore_new_lines_and_lines(make: Callable[..., str]) -> None:
         "the same",
     )
     check(d.compare_docx_files_and_ignore_new_lines(make(["a", "c"]), make(["a", "b"])), 0, "differs")
+    # with fuzzy_match: 'abcd x' vs 'abce x' (the empty line dropped), 2 * 5 / (6 + 6)
+    check(
+        d.compare_docx_files_and_ignore_new_lines(
+            make(["abcd", "", "x"]), make(["abce", "x"]), fuzzy_match=True
+        ),
+        5 / 6,
+        "text similarity 0.833",
+    )
     check(d.compare_docx_lines(make(["b", "a", ""]), make(["a", "b"])), 1, "2 lines equal")
     check(d.compare_docx_lines(make(["a"]), make(["a", "b"])), 0, "missing ['b']")
 
@@ -301,6 +311,55 @@ def test_check_highlighted_words(tmp_path: Path) -> None:
     check(d.compare_highlighted_text(marked, gold), 0, "expected []")
 
 
+@pytest.fixture(scope="module")
+def libreoffice_odts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """.odt files written by LibreOffice from .docx files made with python-docx."""
+    from docx.enum.text import WD_COLOR_INDEX
+
+    folder = tmp_path_factory.mktemp("lo")
+
+    def source(name: str, highlight: bool, last: str = "fixed") -> Path:
+        document = Document()
+        document.add_paragraph("Hello")
+        paragraph = document.add_paragraph("x ")
+        run = paragraph.add_run(last)
+        if highlight:
+            run.font.highlight_color = WD_COLOR_INDEX.YELLOW
+        document.save(str(folder / f"{name}.docx"))
+        return folder / f"{name}.docx"
+
+    sources = [
+        source("plain", False),
+        source("marked", True),
+        source("marked2", True),
+        source("other", False, "broken"),
+    ]
+    return {p.stem: str(p) for p in libreoffice_convert(sources, "odt", folder)}
+
+
+@pytest.mark.parametrize(
+    ("metric", "result", "expected", "value", "reason"),
+    [
+        (d.check_highlighted_words, "plain", "plain", 1, "text equal and nothing highlighted"),
+        (d.check_highlighted_words, "marked", "plain", 0, "still highlighted: ['fixed']"),
+        (d.check_highlighted_words, "other", "plain", 0, "text differs at character 8"),
+        (d.compare_highlighted_text, "marked", "marked2", 1, "1 highlighted spans as expected"),
+        (d.compare_highlighted_text, "plain", "marked", 0, "highlighted [], expected ['fixed']"),
+        (d.compare_docx_files, "marked", "plain", 1, "the text is the same (13 characters"),
+        (d.compare_docx_files, "other", "plain", 0, "got 'broken', expected 'fixed'"),
+    ],
+)
+def test_odt_metrics_on_libreoffice_files(
+    libreoffice_odts: dict[str, str],
+    metric: Callable[..., Any],
+    result: str,
+    expected: str,
+    value: float,
+    reason: str,
+) -> None:
+    check(metric(libreoffice_odts[result], libreoffice_odts[expected]), value, reason)
+
+
 def test_compare_unique_train_records(make: Callable[..., str]) -> None:
     original = make(["06:00:01, T1, S1, 1", "06:00:05, T2, S2, 1", "06:10:00, T1, S3, 2"])
     gold = make(["06:00:01, T1, S1, 1", "06:00:05, T2, S2, 1"])
@@ -480,3 +539,23 @@ def test_compare_references(make: Callable[..., str]) -> None:
         0,
         "1 references, expected 2",
     )
+
+
+@pytest.mark.parametrize(
+    ("got", "options", "value", "reason"),
+    [
+        # ratio('abcd', 'abce') = 2 * 3 / 8 = 0.75, ratio('wxyz', 'wxyz') = 1: mean 0.875,
+        # rescaled above the default base 0.5: (0.875 - 0.5) / (1 - 0.5) = 0.75
+        (["abce", "wxyz"], {}, 0.75, "reference similarity 0.875, 0.750 above the base 0.5"),
+        # with base 0.75: (0.875 - 0.75) / 0.25 = 0.5
+        (["abce", "wxyz"], {"reference_base_result": 0.75}, 0.5, "0.500 above the base 0.75"),
+        # with base 0.9 the mean 0.875 is below it
+        (["abce", "wxyz"], {"reference_base_result": 0.9}, 0, "0.875 is below the base 0.9"),
+        (["abcd", "wxyz"], {}, 1, "reference similarity 1.000, 1.000 above the base 0.5"),
+    ],
+)
+def test_compare_references_by_hand(
+    make: Callable[..., str], got: list[str], options: dict[str, Any], value: float, reason: str
+) -> None:
+    gold = make(["Essay", "References", "abcd", "", "wxyz"])
+    check(d.compare_references(make(["Essay", "References", *got]), gold, **options), value, reason)

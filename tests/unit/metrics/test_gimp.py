@@ -34,7 +34,19 @@ def test_structure_sim(save_image: Saver, original: str) -> None:
     )
     check(g.check_file_exists_and_structure_sim(original, original), 1, "SSIM")
     check(g.check_file_exists_and_structure_sim(original + ".jpg", original), 0, "does not exist")
-    check(g.check_file_exists(original), 1, "exists")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("original.png", 1, "original.png exists"),
+        ("exported.jpg", 0, "exported.jpg' does not exist"),
+        (None, 0, "no result: the getter produced nothing"),
+    ],
+)
+def test_check_file_exists(original: str, name: str | None, value: float, reason: str) -> None:
+    result = None if name is None else original.replace("original.png", name)
+    check(g.check_file_exists(result), value, reason)
 
 
 def test_structure_sim_resized(save_image: Saver, original: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_osworld.errors import UnknownNameError
-from pytest_osworld.evaluators.metrics import INFEASIBLE_MESSAGE, METRICS, infeasible
+from pytest_osworld.evaluators.metrics import INFEASIBLE_MESSAGE, METRIC_TABLE, METRICS, infeasible
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "shared" / "osworld" / "examples"
 
@@ -57,3 +58,18 @@ def test_importing_the_metrics_loads_no_heavy_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_metric_has_a_test_of_its_own() -> None:
+    """Each registered metric is called by name (``module.metric``) in a metric test module.
+
+    A new metric without a table of cases fails here; whether the cases include a score
+    of 1 and a lower score with its reason is checked by reading them.
+    """
+    referenced: set[str] = set()
+    for module in Path(__file__).parent.glob("test_*.py"):
+        if module.name == Path(__file__).name:
+            continue
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        referenced.update(node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute))
+    assert sorted(name for name, _ in METRIC_TABLE if name not in referenced) == []

@@ -407,6 +407,8 @@ def test_page_number_colours(make: Callable[..., str]) -> None:
     )
     check(s.check_page_number_colors(make(), {"color": "red"}), 0, "no explicit colour")
     check(s.check_slide_numbers_color(make(_number_colour((230, 20, 20)))), 1, "red")
+    check(s.check_slide_numbers_color(make(_number_colour((20, 20, 230)))), 0, "(blue), expected red")
+    check(s.check_slide_numbers_color(make()), 0, "no explicit colour")
 
 
 def test_orientation(make: Callable[..., str]) -> None:

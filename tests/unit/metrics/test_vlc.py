@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -199,18 +200,79 @@ def test_compare_images(save_image: Callable[..., str]) -> None:
     check(v.compare_images(flipped, a, reference_base_result=0.99), 0, "not above")
 
 
+# Two uniform grey images p and q have no variance, so SSIM reduces to its luminance term
+# (2pq + C1) / (p^2 + q^2 + C1) with C1 = (0.01 * 255)^2 = 6.5025, in every window.
+# p = 100, q = 120: (24000 + 6.5025) / (10000 + 14400 + 6.5025) = 24006.5025 / 24406.5025.
+UNIFORM_SSIM = 24006.5025 / 24406.5025  # 0.983611
+
+
+@pytest.mark.parametrize(
+    ("grey", "options", "value", "reason"),
+    [
+        (100, {}, 1, "SSIM 1.000"),
+        (120, {}, UNIFORM_SSIM, "SSIM 0.984"),
+        # rescaled above the base: (0.983611 - 0.9) / (1 - 0.9) = 0.83611
+        (120, {"reference_base_result": 0.9}, (UNIFORM_SSIM - 0.9) / 0.1, "0.836 above the base 0.900"),
+        (120, {"reference_base_result": 0.98}, 0, "SSIM 0.984 is not above the untouched image's 0.980"),
+    ],
+)
+def test_compare_images_by_hand(
+    save_image: Callable[..., str], grey: int, options: dict[str, Any], value: float, reason: str
+) -> None:
+    from PIL import Image
+
+    gold = save_image(Image.new("L", (16, 16), 100), "gold.png")
+    result = save_image(Image.new("RGB", (16, 16), (grey, grey, grey)), "result.png")
+    check(v.compare_images(result, gold, **options), value, reason)
+
+
 def test_compare_audios(tmp_path: Path) -> None:
     a = str(tone_wav(tmp_path / "a.wav", [440, 880, 660]))
     same = str(tone_wav(tmp_path / "same.wav", [440, 880, 660]))
     other = str(tone_wav(tmp_path / "other.wav", [3000, 200, 1500]))
     identical = v.compare_audios(a, same)
-    check(identical, 1, "audio similarity 1.000", approx=1e-3)
+    # exactly 1: the pass threshold is 1.0 by default, and rounding noise must not fail it
+    assert identical.value == 1.0, identical
+    check(identical, 1, "audio similarity 1.000 (DTW cost 0.00")
     different = v.compare_audios(a, other)
     assert different.value < identical.value - 0.1, different
     check(v.compare_audios(a, str(tmp_path / "missing.wav")), 0, "does not exist")
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"nope")
     check(v.compare_audios(str(bad), a), 0, "cannot decode audio")
+
+
+@pytest.mark.parametrize(
+    ("result", "expected", "value", "reason"),
+    [
+        ([0, 0, 0], [0, 0, 0], 1, "audio similarity 1.000 (DTW cost 0.00"),
+        # Silence standardises to zero vectors, at cosine distance 1 from every frame of the
+        # tones: each step of the warping path costs 1, so cost / length = 1 and the score
+        # is exp(-1) = 0.367879.
+        ([0, 0, 0], [440, 880, 660], math.exp(-1), "audio similarity 0.368"),
+        ([440, 880, 660], [0, 0, 0], math.exp(-1), "audio similarity 0.368"),
+    ],
+)
+def test_compare_audios_by_hand(
+    tmp_path: Path, result: list[float], expected: list[float], value: float, reason: str
+) -> None:
+    got = str(tone_wav(tmp_path / "got.wav", result))
+    want = str(tone_wav(tmp_path / "want.wav", expected))
+    check(v.compare_audios(got, want), value, reason)
+
+
+def test_dtw_by_hand() -> None:
+    import numpy as np
+
+    # a = (1,0), (0,1); b = (1,0), (1,1). Cosine distances: d(a1,b1) = 0,
+    # d(a1,b2) = d(a2,b2) = 1 - 1/sqrt(2), d(a2,b1) = 1. Cheapest path: (1,1) then (2,2),
+    # cost 0 + (1 - 1/sqrt(2)) = 0.292893 over 2 steps.
+    cost, length = v.dtw_cosine(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [1.0, 1.0]]))
+    assert cost == pytest.approx(1 - 1 / math.sqrt(2))
+    assert length == 2
+    # two zero vectors are equal (distance 0), a zero vector and another at distance 1
+    cost, length = v.dtw_cosine(np.zeros((2, 2)), np.array([[0.0, 0.0], [3.0, 4.0]]))
+    assert (cost, length) == (1.0, 2)
 
 
 def test_dtw_of_identical_sequences_costs_nothing() -> None:
