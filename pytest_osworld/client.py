@@ -33,6 +33,11 @@ SLACK = 15.0
 #: The largest answer read from a guest (a screenshot is a few MB, a recording or a file
 #: fetched for evaluation at most a few hundred); a larger one is refused, unread.
 MAX_RESPONSE_BYTES = 2 << 30
+#: A kept-alive connection unused for longer than this is replaced by a new one before the
+#: next request. The guest closes connections idle for an hour (a proxy may do so sooner),
+#: and a request sent into a connection the other side has just closed fails without being
+#: read; it may only be re-sent when it is idempotent, so an agent's action would be lost.
+REUSE_IDLE_S = 60.0
 
 
 class _UnixHTTPConnection(http.client.HTTPConnection):
@@ -113,7 +118,10 @@ class GuestClient:
         self.retries = max(1, retries)
         #: Answers larger than this many bytes raise :class:`GuestError` (see ``MAX_RESPONSE_BYTES``).
         self.max_response_bytes = MAX_RESPONSE_BYTES
+        #: Seconds a kept-alive connection may sit unused and still be reused (``REUSE_IDLE_S``).
+        self.reuse_idle_s = REUSE_IDLE_S
         self._conn: http.client.HTTPConnection | None = None
+        self._last_used = 0.0
 
     def __repr__(self) -> str:
         where = self._unix_socket or f"http://{self._host}:{self._port}"
@@ -122,6 +130,8 @@ class GuestClient:
     # -- transport ---------------------------------------------------------------------------
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        if self._conn is not None and time.monotonic() - self._last_used > self.reuse_idle_s:
+            self.close()
         if self._conn is None:
             if self._unix_socket is not None:
                 self._conn = _UnixHTTPConnection(self._unix_socket, timeout)
@@ -166,6 +176,7 @@ class GuestClient:
         except BaseException:
             self.close()
             raise
+        self._last_used = time.monotonic()
         if response.getheader("Connection", "").lower() == "close":
             self.close()
         return _Reply(response.status, data, response.getheader("Content-Type", ""))

@@ -25,6 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_osworld import client as client_module
+from pytest_osworld.client import GuestClient
+from pytest_osworld.errors import GuestUnreachable
 from pytest_osworld.guest import server as server_module
 from pytest_osworld.guest.server import MAX_BODY, GuestApp, make_server
 from pytest_osworld.guest.worker import ActionWorker, WorkerResult
@@ -467,7 +470,31 @@ def test_a_kept_alive_connection_survives_pauses_shorter_than_the_idle_timeout(g
         assert read_response(stream) == (200, b"Linux")
 
 
+def test_the_client_survives_the_guest_closing_its_idle_connection(guest: Guest) -> None:
+    # An action (not idempotent, so never re-sent) after the guest has closed the client's
+    # kept-alive connection for idleness: the client opens a new connection instead.
+    client = GuestClient(unix_socket=guest.path, token=TOKEN, retries=1)
+    client.reuse_idle_s = IDLE_TIMEOUT / 2
+    assert client.execute(["echo", "before"]).output.strip() == "before"
+    time.sleep(IDLE_TIMEOUT + 1.0)  # the server has closed the connection by now
+    assert client.execute(["echo", "after"]).output.strip() == "after"
+    client.close()
+
+
+def test_a_stale_connection_is_what_the_client_avoids(guest: Guest) -> None:
+    # The same pause with reuse allowed: the request goes into the closed connection and
+    # fails, which is why the client does not reuse connections idle that long.
+    client = GuestClient(unix_socket=guest.path, token=TOKEN, retries=1)
+    client.reuse_idle_s = IDLE_TIMEOUT * 10
+    client.execute(["true"])
+    time.sleep(IDLE_TIMEOUT + 1.0)
+    with pytest.raises(GuestUnreachable):
+        client.execute(["true"])
+    client.close()
+
+
 def test_the_default_timeouts_leave_room_for_slow_agents() -> None:
+    assert client_module.REUSE_IDLE_S < server_module.IDLE_TIMEOUT
     assert server_module.IDLE_TIMEOUT >= 600 and 10 <= server_module.REQUEST_TIMEOUT <= 300
 
 
