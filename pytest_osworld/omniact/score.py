@@ -323,8 +323,12 @@ def _point_arg(call: ast.Call) -> tuple[float, float] | object | None:
 
 
 def _click_kind(call: ast.Call) -> str:
-    """``click`` refined by its ``button`` and ``clicks`` arguments."""
-    button = _literal(_arg(call, 3, "button"))
+    """``click`` refined by its ``button`` and ``clicks`` arguments.
+
+    ``pyautogui.click(x, y, clicks, interval, button, ...)``: ``button`` is the fifth
+    positional argument.
+    """
+    button = _literal(_arg(call, 4, "button"))
     clicks = _literal(_arg(call, 2, "clicks"))
     if button in ("right", "secondary"):
         return "rightClick"

@@ -1,8 +1,7 @@
-"""Helpers for the OmniACT pytester tests: a project that collects OmniACT files.
+"""Helpers for the OmniACT pytester tests: a project with OmniACT task files.
 
-Until ``plugin.py`` calls :func:`omniact_file_for` itself, the pytester project's
-conftest does: a ``pytest_collect_file`` wrapper hands OmniACT files to our collector
-(and drops the OSWorld collector, which would claim them for their ``instruction``).
+The plugin itself collects OmniACT files (``plugin.py`` calls ``omniact_file_for``); the
+project has no conftest of its own, so these tests go through the plugin's collection.
 """
 
 from __future__ import annotations
@@ -18,22 +17,6 @@ from typing import Any
 import pytest
 
 SUITE = Path(__file__).resolve().parents[3] / "tasks" / "omniact"
-
-PROJECT_CONFTEST = """
-import pytest
-from pytest_osworld.omniact.collect import MARKER_LINE, omniact_file_for
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", MARKER_LINE)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_collect_file(file_path, parent):
-    found = yield
-    omniact = omniact_file_for(file_path, parent)
-    return found if omniact is None else [omniact]
-"""
 
 
 def tiny_png(width: int = 200, height: int = 100) -> bytes:
@@ -60,7 +43,7 @@ def make_png() -> Callable[..., bytes]:
 
 @pytest.fixture
 def omniact_project(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A pytester project with the fake provider and OmniACT collection."""
+    """A pytester project with the fake provider (OmniACT files are collected by the plugin)."""
     pytester.makeini(
         """
         [pytest]
@@ -70,7 +53,6 @@ def omniact_project(pytester: pytest.Pytester) -> pytest.Pytester:
         filterwarnings = ignore::pytest.PytestAssertRewriteWarning
         """
     )
-    pytester.makeconftest(PROJECT_CONFTEST)
     return pytester
 
 

@@ -86,6 +86,7 @@ def test_a_click_outside_its_box_fails_with_the_distance(
                 return AgentStep(actions=[Action(kind="code", code=SCRIPT), Action(kind="DONE")], response=SCRIPT)
         """
     )
+    pytester.syspathinsert()
     result = pytester.runpytest("tasks", "--agent=answer:Fixed", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     # 35 px right of a box of diagonal 28.28: (2.1 - 35 / (35 + 1/28.28)) / 2.1 = 0.524
@@ -155,3 +156,66 @@ def test_sample_suite_replay_passes_and_noop_fails(
     result.assert_outcomes(failed=count)
     props = properties(pytester.path / "noop.xml")
     assert {(p["sequence_score"], p["action_score"]) for p in props} == {("0.0000", "0.0000")}
+
+
+def _osworld_task(pytester: pytest.Pytester, task_id: str, solution: list[str]) -> None:
+    """An OSWorld task for the fake provider: write 'hello' to ~/out.txt."""
+    task = {
+        "id": task_id,
+        "snapshot": "os",
+        "instruction": "Please write hello into ~/out.txt for me.",
+        "config": [],
+        "related_apps": ["os"],
+        "evaluator": {
+            "func": "exact_match",
+            "result": {"type": "vm_command_line", "command": ["cat", "/home/user/out.txt"]},
+            "expected": {"type": "rule", "rules": {"expected": "hello"}},
+        },
+        "solution": solution,
+    }
+    path = pytester.path / "tasks" / "os" / f"{task_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(task))
+
+
+def test_one_run_of_both_benchmarks_reports_them_apart(
+    pytester: pytest.Pytester, write_omniact: Callable[..., Path]
+) -> None:
+    # OSWorld: one passes, one fails (1/2, mean 0.5). OmniACT: two pass with replay (2/2).
+    # Mixed together they would read 3/4 (75.0%): neither figure may show that.
+    _osworld_task(
+        pytester, "11111111-0000-0000-0000-000000000001", ["# fake: write /home/user/out.txt hello", "DONE"]
+    )
+    _osworld_task(pytester, "11111111-0000-0000-0000-000000000002", ["DONE"])
+    write_omniact("save-file")
+    write_omniact("print-file")
+    result = pytester.runpytest("tasks", "--agent=replay", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "success rate (passed / ran; errors count as failures) and mean score:",
+            "  overall  *50.0%  mean 0.500  (1/2 passed, 1 failed, 0 errors, 0 skipped)",
+            "by domain:",
+            "  os  *50.0%  mean 0.500  (1/2 passed, 1 failed, 0 errors, 0 skipped)",
+            "OmniACT, separately:",
+            "  OmniACT (action score) 100.0%  mean 1.000  (2/2 passed, 0 failed, 0 errors, 0 skipped)",
+        ]
+    )
+    assert "75.0%" not in result.stdout.str()
+    assert (
+        "omniact"
+        not in "\n".join(
+            line for line in result.stdout.lines if line.startswith("  ") and "OmniACT" not in line
+        ).lower()
+    )
+    cases = properties(pytester.path / "junit.xml")
+    by_benchmark: dict[str, list[dict[str, str]]] = {}
+    for case in cases:
+        by_benchmark.setdefault(case["benchmark"], []).append(case)
+    assert sorted((k, len(v)) for k, v in by_benchmark.items()) == [("omniact", 2), ("osworld", 2)]
+    for case in by_benchmark["omniact"]:
+        assert (case["sequence_score"], case["action_score"]) == ("1.0000", "1.0000")
+        assert case["domain"] == "desktop"
+    for case in by_benchmark["osworld"]:
+        assert "sequence_score" not in case and "action_score" not in case
+        assert case["domain"] == "os"

@@ -264,6 +264,24 @@ def test_parse_normalises_action_types() -> None:
     assert actions[4].point == (30.0, 40.0)
 
 
+def test_click_arguments_by_position_follow_pyautoguis_signature() -> None:
+    # click(x, y, clicks, interval, button): the button is the fifth positional argument
+    actions = parse_script(
+        "\n".join(
+            [
+                "pyautogui.click(10, 20, 1, 0.0, 'right')",
+                "pyautogui.click(10, 20, 2, 0.25)",
+                "pyautogui.click(10, 20, 1, 0.0, 'middle')",
+                "pyautogui.click(10, 20, 3, 0.1, 'left')",
+            ]
+        )
+    )
+    assert [a.kind for a in actions] == ["rightClick", "doubleClick", "middleClick", "tripleClick"]
+    gold = parse_script("pyautogui.rightClick(120, 65)  # box: title")
+    score = score_script("pyautogui.click(120, 65, 1, 0.0, 'right')", gold, BOXES)
+    assert (score.sequence_score, score.action_score) == (1.0, 1.0)
+
+
 def test_parse_follows_the_cursor() -> None:
     actions = parse_script("pyautogui.moveTo(210, 179)\npyautogui.click()\npyautogui.dragTo(243, 179)")
     assert [a.point for a in actions] == [(210.0, 179.0), (210.0, 179.0), (243.0, 179.0)]
