@@ -258,13 +258,15 @@ def _save_recording(guest: Any, recorder: TaskRecorder, item: pytest.Item) -> No
         (recorder.dir / "recording.mp4").write_bytes(video)
 
 
-def provenance(task: Task, settings: Settings, provider: str) -> dict[str, Any]:
-    """Where a result came from: the task file, the plugin, the provider, host and worker, the agent."""
+def provenance(task: Task, settings: Settings, provider: str, image: str | None = None) -> dict[str, Any]:
+    """Where a result came from: the task file, the plugin, the provider and its image, host
+    and worker, the agent. ``image`` is None when no environment came up."""
     return {
         "task_file": str(task.path),
         "task_sha256": task.sha256,
         "plugin_version": __version__,
         "provider": provider,
+        "image": image or None,
         "host": host_name(),
         "worker": worker_name(),
         "agent": settings.agent,
@@ -402,7 +404,7 @@ def run_task(
             "output_tokens": episode.usage.output_tokens,
             "cost_usd": round(episode.usage.cost_usd, 6),
         },
-        provenance=provenance(task, settings, osworld_env.description),
+        provenance=provenance(task, settings, osworld_env.description, osworld_env.image),
         evaluator_inputs=evaluation.inputs,
         instruction=task.instruction,
         conj=task.evaluator.conj,

@@ -33,6 +33,8 @@ class Environment:
     guest: Guest
     name: str
     description: str
+    #: What the desktop was made from (a box name, a template key), for results' provenance.
+    image: str = ""
     client_password: str = "password"
     screen_size: tuple[int, int] = (1920, 1080)
     extra: dict[str, Any] = field(default_factory=dict)

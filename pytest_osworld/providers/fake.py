@@ -191,6 +191,7 @@ class FakeProvider(Provider):
             guest=guest,
             name=f"fake-{self.config.worker_id}",
             description=self.describe(),
+            image="fake",
             screen_size=self.screen,
         )
 

@@ -36,6 +36,7 @@ import contextlib
 import hashlib
 import json
 import os
+import platform
 import queue
 import secrets
 import shutil
@@ -131,6 +132,15 @@ def template_key() -> str:
     digest = hashlib.sha256(TEMPLATE_VERSION.encode())
     digest.update((DESKTOP_DIR / "build_template.sh").read_bytes())
     return digest.hexdigest()[:16]
+
+
+def local_image() -> str:
+    """The local desktop's image: its home template's key and the system its apps come from."""
+    try:
+        system = platform.freedesktop_os_release().get("PRETTY_NAME", "unknown system")
+    except OSError:
+        system = "unknown system"
+    return f"home template {template_key()} on {system}"
 
 
 def passwd_files() -> tuple[str, str]:
@@ -608,6 +618,7 @@ class LocalProvider(Provider):
             guest=client,
             name=f"local-{self.config.worker_id}",
             description=self.describe(),
+            image=local_image(),
             client_password="password",
             screen_size=(width, height),
             extra={

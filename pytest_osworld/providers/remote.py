@@ -150,7 +150,11 @@ class RemoteProvider(Provider):
             ) from exc
         extra: dict[str, Any] = {"snapshot": snapshot, "reset": False}
         return Environment(
-            guest=client, name=f"remote-{self.config.worker_id}", description=self.describe(), extra=extra
+            guest=client,
+            name=f"remote-{self.config.worker_id}",
+            description=self.describe(),
+            image=f"whatever runs at {self.desktop.url}" if self.desktop else "",
+            extra=extra,
         )
 
     def _stop_impl(self) -> None:

@@ -542,6 +542,7 @@ class VagrantProvider(Provider):
             guest=client,
             name=self.machine,
             description=self.describe(),
+            image=f"vagrant box {self._box}" if self._box else "",
             client_password="password",
             screen_size=(width, height),
             extra={

@@ -143,4 +143,15 @@ def test_recording_plays_for_the_length_of_the_run(pytester: pytest.Pytester) ->
     )
     info = json.loads(probe.stdout)
     assert info["streams"][0]["codec_type"] == "video"
-    assert 3.0 <= float(info["format"]["duration"]) <= 30.0
+    # The video spans the episode: the two 2 s steps, and about as long as the task took.
+    recorded = json.loads((video.parent / "result.json").read_text())
+    length = float(info["format"]["duration"])
+    assert 3.5 <= length <= recorded["duration_s"] + 1.0, (length, recorded["duration_s"])
+    assert length >= recorded["duration_s"] - 3.0, (length, recorded["duration_s"])
+    # Every frame decodes.
+    decode = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(video), "-f", "null", "-"], capture_output=True, text=True
+    )
+    assert decode.returncode == 0 and decode.stderr == "", decode.stderr
+    # The result names the image the desktop came from.
+    assert recorded["provenance"]["image"].startswith("home template "), recorded["provenance"]

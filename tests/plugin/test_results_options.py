@@ -184,6 +184,7 @@ def test_result_folder_layout_and_result_json_fields(pytester: pytest.Pytester, 
     assert provenance["task_sha256"] == hashlib.sha256(task_file.read_bytes()).hexdigest()
     assert provenance["plugin_version"] == pytest_osworld.__version__
     assert provenance["provider"].startswith("fake")
+    assert provenance["image"] == "fake"
     assert (provenance["agent"], provenance["model"]) == ("replay", None)
     assert (provenance["max_steps"], data["max_steps"]) == (7, 7)
     assert (provenance["observation_type"], provenance["action_space"]) == ("screenshot", "pyautogui")
