@@ -9,6 +9,11 @@ from pytest_osworld.assets import AssetCache
 from pytest_osworld.guest_api import Guest
 from pytest_osworld.task import Task
 
+#: The end of a skip reason for a task that needs the live web, with the enabling option.
+NO_NETWORK = (
+    "this run has no network access (--provider-arg network=shared gives the desktop the host's network)"
+)
+
 
 @dataclass
 class TaskContext:
@@ -24,6 +29,7 @@ class TaskContext:
     work_dir: Path
     client_password: str = "password"
     screen_size: tuple[int, int] = (1920, 1080)
+    #: Whether the environment may reach the live web (``--provider-arg network=shared``).
     network: bool = False
     #: The DevTools endpoint of the environment's Chrome, when the provider exposes one.
     cdp_url: str | None = None

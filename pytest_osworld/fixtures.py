@@ -170,6 +170,7 @@ def osworld_env(osworld_provider: Provider, osworld_task: Task, osworld_assets: 
 
 @pytest.fixture
 def osworld_context(
+    osworld_provider: Provider,
     osworld_env: Environment,
     osworld_task: Task,
     osworld_assets: AssetCache,
@@ -184,6 +185,7 @@ def osworld_context(
         client_password=osworld_env.client_password,
         screen_size=osworld_env.screen_size,
         cdp_url=osworld_env.extra.get("chromium_cdp_url"),
+        network=osworld_provider.config.network,
     )
     try:
         run_steps(ctx, osworld_task.config)

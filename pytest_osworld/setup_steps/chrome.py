@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.context import TaskContext
+from pytest_osworld.context import NO_NETWORK, TaskContext
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
 
 HISTORY_PATH = "/home/user/.config/google-chrome/Default/History"
@@ -68,7 +68,7 @@ def chrome_open_tabs_step(ctx: TaskContext, urls_to_open: list[str]) -> None:
     """Open each URL in a new tab of the running Chrome, then close the initial blank tab."""
     live = [u for u in urls_to_open if is_live(u)]
     if live and not ctx.network:
-        raise NeedsCapability(f"the task opens {live[0]} from the live web; this run has no network access")
+        raise NeedsCapability(f"the task opens {live[0]} from the live web; {NO_NETWORK}")
     with cdp_browser(ctx) as browser:
         context = browser.contexts[0] if browser.contexts else browser.new_context()
         blank = [p for p in context.pages if p.url.startswith(BLANK_PAGES)]

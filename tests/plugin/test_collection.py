@@ -234,3 +234,88 @@ def test_header_shows_settings(pytester: pytest.Pytester, write_task) -> None:
     result.stdout.fnmatch_lines(
         ["osworld: agent=noop provider=fake observation=screenshot actions=pyautogui max_steps=7 pass>=1"]
     )
+
+
+def test_every_option_has_an_ini_twin_in_help(pytester: pytest.Pytester) -> None:
+    from pytest_osworld.settings import OPTIONS
+
+    result = pytester.runpytest("--help")
+    out = result.stdout.str()
+    ini_section = out[out.index("[pytest] configuration options") :]
+    for opt in OPTIONS:
+        assert opt.flag in out, opt.flag
+        assert re.search(rf"^  {opt.ini} \(", ini_section, re.MULTILINE), opt.ini
+
+
+BAD_VALUES = [
+    # (option, ini name, bad value, what the message says is wrong)
+    ("--agent", "osworld_agent", "repaly", "unknown agent; did you mean 'replay'?"),
+    ("--provider", "osworld_provider", "vagrnt", "unknown provider*"),
+    ("--max-steps", "osworld_max_steps", "0", "expected a positive whole number"),
+    ("--task-timeout", "osworld_task_timeout", "soon", "expected a positive number of seconds"),
+    ("--observation-type", "osworld_observation_type", "pixels", "expected one of screenshot*"),
+    ("--action-space", "osworld_action_space", "mouse", "expected one of pyautogui, computer_13"),
+    ("--pass-threshold", "osworld_pass_threshold", "1.5", "expected a number between 0 and 1"),
+    ("--repeat", "osworld_repeat", "twice", "expected a positive whole number"),
+    ("--manifest", "osworld_manifest", "nope.json", "no such file"),
+    ("--known-broken", "osworld_known_broken", "nope.txt", "no such file"),
+    ("--agent-arg", "osworld_agent_args", "novalue", "expected key=value"),
+    ("--provider-arg", "osworld_provider_args", "novalue", "expected key=value"),
+]
+
+
+@pytest.mark.parametrize(("flag", "ini", "value", "problem"), BAD_VALUES, ids=[b[0] for b in BAD_VALUES])
+def test_bad_values_name_value_and_source(pytester: pytest.Pytester, flag, ini, value, problem) -> None:
+    """The same bad value, from the command line and from the ini file: both sources named."""
+    result = pytester.runpytest("--collect-only", f"{flag}={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{flag}=*{value}* (command line {flag}): {problem}*"])
+
+    pytester.makeini(f"[pytest]\n{ini} = {value}\n")
+    result = pytester.runpytest("--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{flag}=*{value}* (ini {ini}): {problem}*"])
+
+
+def test_command_line_wins_over_ini(pytester: pytest.Pytester, write_task) -> None:
+    pytester.makeini(
+        "[pytest]\nosworld_provider = fake\nosworld_max_steps = 3\nosworld_agent = noop\n"
+        "osworld_observation_type = a11y_tree\nosworld_pass_threshold = 0.5\nosworld_offline = true\n"
+    )
+    write_task()
+    result = pytester.runpytest("--collect-only", "tasks")
+    result.stdout.fnmatch_lines(
+        [
+            "osworld: agent=noop provider=fake observation=a11y_tree actions=pyautogui max_steps=3 pass>=0.5 offline"
+        ]
+    )
+    result = pytester.runpytest("--collect-only", "tasks", "--max-steps=9", "--agent=replay")
+    result.stdout.fnmatch_lines(["osworld: agent=replay provider=fake * max_steps=9 pass>=0.5 offline"])
+
+
+SUITE = Path(__file__).resolve().parents[2] / "tasks"
+
+
+def _last_code(step: object) -> str:
+    return step if isinstance(step, str) else str(step.get("action_type")) if isinstance(step, dict) else ""
+
+
+def test_our_suite_is_ready_for_the_self_check(pytester: pytest.Pytester) -> None:
+    """ARCHITECTURE.md section 8, the part that needs no desktop: every task of ``tasks/``
+    collects, and each OSWorld-format task has a solution that ends as its evaluator wants
+    (FAIL for an infeasible task, DONE otherwise), so replay can score 1 and noop 0."""
+    from pytest_osworld.task import load_task
+
+    result = pytester.runpytest("--collect-only", "-q", str(SUITE))
+    items, errors = _collected(result)
+    assert not errors
+    files = sorted(p for p in SUITE.rglob("*.json") if p.parent.name != "omniact")
+    assert files
+    collected = {item.split("::")[0] for item in items}
+    for path in files:
+        rel = f"tasks/{path.relative_to(SUITE)}"
+        assert any(c == rel or c.endswith(f"/{rel}") for c in collected), path
+        task = load_task(path)
+        assert task.solution, f"{path}: no solution for the replay agent"
+        want = "FAIL" if task.infeasible else "DONE"
+        assert _last_code(task.solution[-1]) == want, path

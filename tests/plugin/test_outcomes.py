@@ -219,3 +219,226 @@ def test_verbose_run_shows_each_step(pytester: pytest.Pytester, write_task) -> N
     result.stdout.fnmatch_lines(
         ["    step 1/15: # fake: write /home/user/out.txt hello", "    step 2/15: DONE"]
     )
+
+
+# --- rows of the table not shown above ------------------------------------------------
+
+FUZZY = {
+    "func": "fuzzy_match",
+    "result": {"type": "vm_command_line", "command": ["cat", "/home/user/out.txt"]},
+    "expected": {"type": "rule", "rules": {"expected": "hellp"}},
+}
+
+
+def test_pass_threshold_decides_between_pass_and_fail(pytester: pytest.Pytester, write_task) -> None:
+    """score >= threshold passes, score < threshold fails, with a partial score (0.80)."""
+    write_task(evaluator=FUZZY)
+    result = pytester.runpytest("tasks", "--agent=replay", "--pass-threshold=0.8", "--junitxml=j.xml")
+    result.assert_outcomes(passed=1)
+    assert _properties(pytester.path / "j.xml")["score"] == "0.8000"
+    result = pytester.runpytest("tasks", "--agent=replay", "--pass-threshold=0.81")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["OSWorld score 0.80 < 0.81: fuzzy_match: fuzzy ratio 0.800 between 'hello' and 'hellp'"]
+    )
+
+
+def test_failing_postconfig_is_an_evaluation_error(pytester: pytest.Pytester, write_task) -> None:
+    evaluator = {
+        "func": "exact_match",
+        "result": {"type": "vm_command_line", "command": ["cat", "/home/user/out.txt"]},
+        "expected": {"type": "rule", "rules": {"expected": "hello"}},
+        "postconfig": [{"type": "open", "parameters": {"path": "/home/user/gone.odt"}}],
+    }
+    write_task(evaluator=evaluator)
+    result = pytester.runpytest("tasks", "--agent=replay", "--junitxml=junit.xml")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "OSWorld evaluation error: postconfig failed: setup step 1/1 'open' failed: "
+            "open_file: /home/user/gone.odt does not exist*",
+            "  instruction : Please write hello into ~/out.txt for me.",
+            "  episode     : agent said DONE after 2/15 steps (*)",
+        ]
+    )
+    props = _properties(pytester.path / "junit.xml")
+    assert (props["outcome"], props["score"]) == ("eval_error", "0.0000")
+
+
+def test_live_web_page_without_network_is_a_skip_naming_the_option(
+    pytester: pytest.Pytester, write_task
+) -> None:
+    url = "https://www.example.com/"
+    write_task("chrome", config=[{"type": "chrome_open_tabs", "parameters": {"urls_to_open": [url]}}])
+    result = pytester.runpytest("tasks", "--agent=replay", "-rs", "--junitxml=j.xml")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        [f"SKIPPED*the task opens {url} from the live web; this run has no network access*network=shared*"]
+    )
+    root = ET.parse(pytester.path / "j.xml").getroot()
+    assert root.find(".//testcase/skipped") is not None
+
+
+def test_network_shared_lets_a_live_web_task_run(pytester: pytest.Pytester, write_task) -> None:
+    """The skip's enabling option really enables: the step goes on to Chrome (none here)."""
+    write_task(
+        "chrome",
+        config=[{"type": "chrome_open_tabs", "parameters": {"urls_to_open": ["https://www.example.com/"]}}],
+    )
+    result = pytester.runpytest("tasks", "--agent=replay", "--provider-arg", "network=shared")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*setup step 1/1 'chrome_open_tabs' failed: *"])
+
+
+def test_google_account_is_a_skip_with_the_reason(pytester: pytest.Pytester, write_task) -> None:
+    write_task(config=[{"type": "googledrive", "parameters": {"settings_file": "s.json", "operation": []}}])
+    result = pytester.runpytest("tasks", "--agent=replay", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED*Google Drive account (googledrive step); this run has no Google account configured*"]
+    )
+
+
+def test_every_row_under_xdist_with_golden_text_and_junit(
+    pytester: pytest.Pytester, write_task, monkeypatch
+) -> None:
+    """Each row of the outcome table in one ``-n 2`` run: outcomes, messages, JUnit, summary."""
+    monkeypatch.setenv("CI", "true")
+    ids = {
+        name: f"44444444-0000-0000-0000-00000000000{n}"
+        for n, name in enumerate(["pass", "fail", "evalerr", "setup", "skip", "xfail", "infeasible"], start=1)
+    }
+    write_task("os", task_id=ids["pass"])
+    write_task("os", task_id=ids["fail"], solution=["DONE"])
+    write_task(
+        "libreoffice_calc",
+        task_id=ids["evalerr"],
+        evaluator={
+            "func": "exact_match",
+            "result": {"type": "vm_file", "path": "/home/user/sales.xlsx", "dest": "sales.xlsx"},
+            "expected": {"type": "rule", "rules": {"expected": "x"}},
+        },
+        solution=["DONE"],
+    )
+    write_task(
+        "libreoffice_writer",
+        task_id=ids["setup"],
+        config=[
+            {"type": "sleep", "parameters": {"seconds": 0}},
+            {"type": "open", "parameters": {"path": "/home/user/nope.docx"}},
+        ],
+    )
+    write_task(
+        "thunderbird",
+        task_id=ids["skip"],
+        config=[
+            {
+                "type": "download",
+                "parameters": {
+                    "files": [{"url": "https://example.invalid/a.eml", "path": "/home/user/a.eml"}]
+                },
+            }
+        ],
+    )
+    write_task("gimp", task_id=ids["xfail"], solution=["DONE"])
+    write_task("vs_code", task_id=ids["infeasible"], evaluator={"func": "infeasible"}, solution=["FAIL"])
+    pytester.path.joinpath("broken.txt").write_text(f"{ids['xfail']}: gold file is wrong\n")
+
+    result = pytester.runpytest(
+        "tasks",
+        "--agent=replay",
+        "--offline",
+        "--known-broken=broken.txt",
+        "-n",
+        "2",
+        "-rfEsx",
+        "--junitxml=junit.xml",
+    )
+    result.assert_outcomes(passed=2, failed=2, errors=1, skipped=1, xfailed=1)
+    fail_id, err_id = ids["fail"], ids["evalerr"]
+    result.stdout.fnmatch_lines_random(
+        [
+            # FAILED, with the body of section 5
+            "OSWorld score 0.00 < 1.00: exact_match: got '', expected 'hello'*",
+            "  episode     : agent said DONE after 1/15 steps (*)",
+            f"  rerun       : pytest *{fail_id}.json --agent=replay --provider=fake",
+            # FAILED as eval_error
+            "OSWorld evaluation error: vm_file: /home/user/sales.xlsx not found in the environment",
+            # ERROR naming the step
+            "*setup step 2/2 'open' failed: open_file: /home/user/nope.docx does not exist*",
+            # SKIPPED with the URL and the option
+            "SKIPPED*asset https://example.invalid/a.eml is not in the cache*--offline*",
+            # XFAIL with the reason
+            f"XFAIL*{ids['xfail']}*known broken: gold file is wrong*",
+            # the short summary keeps the first line
+            f"FAILED tasks/os/{fail_id}.json::os/{fail_id} - OSWorld score 0.00 < 1.00: exact_match*",
+            f"FAILED tasks/libreoffice_calc/{err_id}.json::libreoffice_calc/{err_id} - "
+            "OSWorld evaluation error: vm_file*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*OSWorld summary*",
+            # the rate is over the tasks that ran; skips and xfails are counted apart
+            "  overall * 40.0%  mean 0.400  (2/5 passed, 2 failed, 1 errors, 1 skipped, 1 xfail)",
+            "by category:",
+            "*OS * 50.0%*(1/2 passed, 1 failed, 0 errors, 0 skipped)*",
+            "*Office *0.0%*(0/2 passed, 1 failed, 1 errors, 0 skipped)*",
+            "  Daily  * -  mean   -    (0/0 passed, 0 failed, 0 errors, 1 skipped)",
+            "*Professional *100.0%*(1/1 passed, 0 failed, 0 errors, 0 skipped, 1 xfail)",
+            "by domain:",
+            "  gimp  * -  mean   -    (0/0 passed, 0 failed, 0 errors, 0 skipped, 1 xfail)",
+            "  libreoffice_calc  * 0.0%  mean 0.000  (0/1 passed, 1 failed, 0 errors, 0 skipped)",
+            "  libreoffice_writer  * 0.0%  mean 0.000  (0/1 passed, 0 failed, 1 errors, 0 skipped)",
+            "  os  * 50.0%  mean 0.500  (1/2 passed, 1 failed, 0 errors, 0 skipped)",
+            "  thunderbird  * -  mean   -    (0/0 passed, 0 failed, 0 errors, 1 skipped)",
+            "  vs_code  * 100.0%  mean 1.000  (1/1 passed, 0 failed, 0 errors, 0 skipped)",
+            "by feasibility:",
+            "  feasible  * 25.0%  mean 0.250  (1/4 passed, 2 failed, 1 errors, 1 skipped, 1 xfail)",
+            "  infeasible  * 100.0%  mean 1.000  (1/1 passed, 0 failed, 0 errors, 0 skipped)",
+        ]
+    )
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert len(cases) == 7
+    expected_outcome = {
+        "pass": "passed",
+        "fail": "failed",
+        "evalerr": "eval_error",
+        "infeasible": "passed",
+    }
+    for name, task_id in ids.items():
+        (case,) = [c for n, c in cases.items() if n.endswith(task_id)]
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        # identity and provenance on every test case, whatever its outcome
+        assert props["agent"] == "replay", name
+        assert props["provider"] == "fake", name
+        assert "model" in props, name
+        assert len(props["task_sha256"]) == 64, name
+        assert props["plugin_version"], name
+        assert props["domain"] == _domain_of(pytester, task_id), name
+        if name in expected_outcome:
+            assert props["outcome"] == expected_outcome[name], name
+            assert props["end_reason"] in ("done", "fail"), name
+            assert int(props["steps"]) >= 1, name
+            assert float(props["duration"]) >= 0, name
+            assert props["score"] == ("1.0000" if expected_outcome[name] == "passed" else "0.0000"), name
+    assert cases_of(cases, ids["setup"]).find("error") is not None
+    assert cases_of(cases, ids["skip"]).find("skipped") is not None
+    assert cases_of(cases, ids["fail"]).find("failure") is not None
+
+
+def cases_of(cases: dict[str, ET.Element], task_id: str) -> ET.Element:
+    (case,) = [c for n, c in cases.items() if n.endswith(task_id)]
+    return case
+
+
+def _domain_of(pytester: pytest.Pytester, task_id: str) -> str:
+    (path,) = (pytester.path / "tasks").rglob(f"{task_id}.json")
+    return path.parent.name
+
+
+def test_junit_model_property(pytester: pytest.Pytester, write_task) -> None:
+    write_task()
+    pytester.runpytest("tasks", "--agent=replay", "--model=some-model-7b", "--junitxml=junit.xml")
+    assert _properties(pytester.path / "junit.xml")["model"] == "some-model-7b"

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.context import TaskContext
+from pytest_osworld.context import NO_NETWORK, TaskContext
 from pytest_osworld.errors import GetterError, NeedsCapability
 from pytest_osworld.paths import contained_path
 
@@ -324,7 +324,7 @@ def _is_live(url: str) -> bool:
 
 def _refuse_live(ctx: TaskContext, url: str) -> None:
     if _is_live(url) and not ctx.network:
-        raise NeedsCapability(f"the evaluator loads {url} from the live web; this run has no network access")
+        raise NeedsCapability(f"the evaluator loads {url} from the live web; {NO_NETWORK}")
 
 
 def tab_strip_titles(tree_xml: str) -> list[str]:

@@ -1,8 +1,9 @@
-"""A whole run with a model agent: the API key reaches the provider and nowhere else."""
+"""A whole run with each model agent: the API key reaches the provider and nowhere else."""
 
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -19,38 +20,66 @@ TASK = {
     },
 }
 
+#: agent -> (key variable, recordings prefix, base_url suffix, --model)
+AGENTS = {
+    "claude3": ("ANTHROPIC_API_KEY", "anthropic", "", None),
+    "claude": ("ANTHROPIC_API_KEY", "anthropic", "", None),
+    "gpt-4v": ("OPENAI_API_KEY", "openai", "/v1", None),
+    "gpt-4o": ("OPENAI_API_KEY", "openai", "/v1", None),
+    "gemini": ("GEMINI_API_KEY", "gemini", "", None),
+    "openai-compatible": ("OPENAI_API_KEY", "openai", "/v1", "qwen2.5-vl-7b"),
+}
 
+
+@pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("agent", sorted(AGENTS))
 def test_key_is_absent_from_junit_results_and_output(
-    pytester: pytest.Pytester, provider_server: ProviderServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    provider_server: ProviderServer,
+    monkeypatch: pytest.MonkeyPatch,
+    agent: str,
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    key_env, prefix, suffix, model = AGENTS[agent]
+    monkeypatch.setenv(key_env, FAKE_KEY)
     provider_server.play(
-        recording("openai_rate_limit"),
-        recording("openai_server_error"),
-        recording("openai_step"),
-        with_text("openai_step", "Done.\n```DONE```"),
+        recording(f"{prefix}_rate_limit"),
+        recording(f"{prefix}_server_error"),
+        recording(f"{prefix}_step"),
+        with_text(f"{prefix}_step", "Done.\n```DONE```"),
     )
-    pytester.makeini("[pytest]\nosworld_provider = fake\nosworld_results_dir = results\n")
+    pytester.makeini(
+        "[pytest]\nosworld_provider = fake\nosworld_results_dir = results\n"
+        "filterwarnings = ignore::DeprecationWarning\n"
+    )
     path = pytester.path / "tasks" / "os" / f"{TASK['id']}.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(TASK))
     result = pytester.runpytest(
         "tasks",
-        "--agent=gpt-4o",
-        f"--agent-arg=base_url={provider_server.url}/v1",
+        f"--agent={agent}",
+        *([f"--model={model}"] if model else []),
+        f"--agent-arg=base_url={provider_server.url}{suffix}",
         "--agent-arg=backoff=0.01",
         "--junitxml=junit.xml",
         "-v",
         "-rA",
+        "--log-level=DEBUG",
     )
     result.assert_outcomes(passed=1)
-    assert any(r.headers.get("authorization") == f"Bearer {FAKE_KEY}" for r in provider_server.requests)
+    assert len(provider_server.requests) == 4  # 429 and 500 retried, then two steps
+    # The key did reach the provider, in a request header.
+    assert any(FAKE_KEY in value for r in provider_server.requests for value in r.headers.values())
     assert FAKE_KEY not in result.stdout.str() + result.stderr.str()
     written = [p for p in Path(pytester.path).rglob("*") if p.is_file() and p.suffix != ".png"]
-    assert any(p.name == "junit.xml" for p in written) and any(p.name == "traj.jsonl" for p in written)
+    names = {p.name for p in written}
+    assert {"junit.xml", "traj.jsonl", "result.json"} <= names
     for file in written:
         if file.name in ("tox.ini", f"{TASK['id']}.json"):
             continue
         assert FAKE_KEY not in file.read_text(errors="replace"), file
     usage = json.loads(next(Path(pytester.path).rglob("result.json")).read_text())["usage"]
-    assert usage["input_tokens"] > 0
+    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["agent"] == agent
+    assert int(props["input_tokens"]) == usage["input_tokens"]

@@ -21,13 +21,19 @@ from pytest_osworld.runner import Budget, EndReason, run_episode
 
 @dataclass(frozen=True)
 class Provider:
-    """How one provider is reached and what its recordings are called."""
+    """How one model agent is reached and what its recordings are called."""
 
     agent: str
     key_env: str
     prefix: str
     path_suffix: str
     base_path: str = ""
+    #: The model the agent asks for (``--model`` where the agent has no default).
+    model: str = ""
+    #: ``--model`` given to the agent (only ``openai-compatible`` needs one).
+    model_arg: str | None = None
+    #: Whether the paper's sampling (temperature 1.0, top_p 0.9) is sent by default.
+    paper_sampling: bool = True
 
     def images(self, body: dict[str, Any]) -> list[bytes]:
         """The PNG images of the last user message of a captured request body."""
@@ -80,10 +86,33 @@ IMAGE_READERS = {
 #: Claude 3 Opus (the paper's model, the claude3 default) is past its end of life.
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 
+#: Every model agent, each with its own SDK client (keyed by agent name).
 PROVIDERS = {
-    "anthropic": Provider("claude3", "ANTHROPIC_API_KEY", "anthropic", "/v1/messages"),
-    "openai": Provider("gpt-4o", "OPENAI_API_KEY", "openai", "/v1/chat/completions", "/v1"),
-    "gemini": Provider("gemini", "GEMINI_API_KEY", "gemini", ":generateContent"),
+    "claude3": Provider(
+        "claude3", "ANTHROPIC_API_KEY", "anthropic", "/v1/messages", model="claude-3-opus-20240229"
+    ),
+    "claude": Provider(
+        "claude",
+        "ANTHROPIC_API_KEY",
+        "anthropic",
+        "/v1/messages",
+        model="claude-sonnet-4-6",
+        paper_sampling=False,
+    ),
+    "gpt-4v": Provider(
+        "gpt-4v", "OPENAI_API_KEY", "openai", "/v1/chat/completions", "/v1", model="gpt-4-vision-preview"
+    ),
+    "gpt-4o": Provider("gpt-4o", "OPENAI_API_KEY", "openai", "/v1/chat/completions", "/v1", model="gpt-4o"),
+    "gemini": Provider("gemini", "GEMINI_API_KEY", "gemini", ":generateContent", model="gemini-2.5-pro"),
+    "openai-compatible": Provider(
+        "openai-compatible",
+        "OPENAI_API_KEY",
+        "openai",
+        "/v1/chat/completions",
+        "/v1",
+        model="ui-tars-1.5-7b",
+        model_arg="ui-tars-1.5-7b",
+    ),
 }
 
 
@@ -100,6 +129,7 @@ def make_agent(
     settings = {"base_url": server.url + provider.base_path, "backoff": "0.01", **args}
     config = AgentConfig(
         name=provider.agent,
+        model=provider.model_arg,
         args=settings,
         observation_type=observation_type,
         client_password="s3cret-pw",
@@ -148,16 +178,18 @@ def test_request_carries_screenshot_prompt_and_sampling(provider, provider_serve
     text = json.dumps(body)
     assert "My computer's password is 's3cret-pw'" in text
     assert "hello; world" in text  # the instruction is in the system prompt
+    paper = (1.0, 0.9) if provider.paper_sampling else (None, None)
     if provider.prefix == "anthropic":
-        assert body["model"] == "claude-3-opus-20240229"
-        assert (body["temperature"], body["top_p"], body["max_tokens"]) == (1.0, 0.9, 1500)
+        assert body["model"] == provider.model
+        assert (body.get("temperature"), body.get("top_p"), body["max_tokens"]) == (*paper, 1500)
         assert "password" in body["system"]
     elif provider.prefix == "openai":
-        assert body["model"] == "gpt-4o"
-        assert (body["temperature"], body["top_p"], body["max_tokens"]) == (1.0, 0.9, 1500)
+        assert body["model"] == provider.model
+        assert (body.get("temperature"), body.get("top_p"), body["max_tokens"]) == (*paper, 1500)
         assert body["messages"][0]["role"] == "system"
+        assert all(p["image_url"]["detail"] == "high" for p in body["messages"][-1]["content"][1:])
     else:
-        assert request.path.endswith("/models/gemini-2.5-pro:generateContent")
+        assert request.path.endswith(f"/models/{provider.model}:generateContent")
         generation = body["generationConfig"]
         assert generation["temperature"] == 1.0
         assert generation["topP"] == 0.9
@@ -293,6 +325,9 @@ def test_the_key_is_not_in_a_raised_error(provider, provider_server, task) -> No
 
 def test_a_missing_key_is_a_clear_error(provider, monkeypatch, provider_server) -> None:
     monkeypatch.delenv(provider.key_env)
+    if provider.agent == "openai-compatible":  # a local server needs no key
+        assert make_agent(provider, provider_server).model == provider.model
+        return
     with pytest.raises(AgentFailure, match=f"needs an API key: set {provider.key_env}"):
         make_agent(provider, provider_server)
 
@@ -310,7 +345,7 @@ def test_bad_agent_arg_value_names_the_argument(provider, provider_server) -> No
 def test_sampling_parameter_none_is_left_out(provider_server, monkeypatch, task) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     provider_server.play(recording("anthropic_step"))
-    agent = make_agent(PROVIDERS["anthropic"], provider_server, top_p="none", temperature="0")
+    agent = make_agent(PROVIDERS["claude3"], provider_server, top_p="none", temperature="0")
     agent.reset(task)
     agent.act(task.instruction, Observation(task.instruction, screenshot=tiny_png()))
     body = provider_server.requests[0].body
@@ -362,7 +397,7 @@ def test_openai_compatible_without_base_url_is_refused() -> None:
 def test_openai_token_param_can_be_renamed(provider_server, monkeypatch, task) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     provider_server.play(recording("openai_step"))
-    agent = make_agent(PROVIDERS["openai"], provider_server, token_param="max_completion_tokens")
+    agent = make_agent(PROVIDERS["gpt-4o"], provider_server, token_param="max_completion_tokens")
     agent.reset(task)
     agent.act(task.instruction, Observation(task.instruction, screenshot=tiny_png()))
     body = provider_server.requests[0].body
