@@ -72,6 +72,19 @@ class Group:
         """Tasks that ran to a verdict or broke (skips and known-broken excluded)."""
         return self.passed + self.failed + self.errors
 
+    def collected_row(self) -> str:
+        """The rate over every collected task, skipped and known-broken ones scoring 0.
+
+        The figure comparable with a paper's, which divides by the whole benchmark.
+        """
+        rate = f"{100.0 * self.passed / self.total:5.1f}%" if self.total else "    -"
+        mean = f"{self.score_sum / self.total:.3f}" if self.total else "  -  "
+        name = f"all {self.total} collected"
+        return (
+            f"  {name:<22} {rate}  mean {mean}  "
+            f"({self.passed}/{self.total} passed; skipped and xfail tasks count as 0)"
+        )
+
     def row(self) -> str:
         """One formatted line."""
         rate = f"{100.0 * self.passed / self.ran:5.1f}%" if self.ran else "    -"
@@ -122,6 +135,8 @@ def _osworld_lines(records: list[TaskRecord]) -> list[str]:
         categories.setdefault(category, Group(category)).add(record)
         feasibility["infeasible" if record.infeasible else "feasible"].add(record)
     lines = ["success rate (passed / ran; errors count as failures) and mean score:", overall.row()]
+    if overall.skipped or overall.xfailed:
+        lines.append(overall.collected_row())
     lines.append("by category:")
     order = ["OS", "Office", "Daily", "Professional", "Workflow", "Other"]
     lines += [categories[c].row() for c in order if c in categories]

@@ -33,6 +33,11 @@ def test_summary_counts_errors_in_the_denominator() -> None:
     )
     text = "\n".join(lines)
     assert "overall                 33.3%  mean 0.500  (1/3 passed, 1 failed, 1 errors, 1 skipped)" in text
+    # Every collected task in the denominator too: (1 + 0.5) / 4 tasks, the skip as 0.
+    assert (
+        "all 4 collected         25.0%  mean 0.375  (1/4 passed; skipped and xfail tasks count as 0)"
+        in text
+    )
     assert "Professional" in text and "Daily" in text
 
 
@@ -44,5 +49,6 @@ def test_omniact_is_summarised_apart_from_osworld() -> None:
     ])
     text = "\n".join(lines)
     assert "overall                100.0%  mean 1.000  (1/1 passed" in text
+    assert "collected" not in text  # nothing skipped: the two rates would be the same
     assert "OmniACT, separately:" in text
     assert "OmniACT (action score)  50.0%  mean 0.750  (1/2 passed" in text
