@@ -487,6 +487,8 @@ def _index_page(tasks: list[_Task], title: str) -> str:
         ("mean score", _score(overall.mean)),
         ("tasks", str(overall.total)),
     ]
+    if overall.total and overall.ran != overall.total:
+        cards.insert(2, ("rate over all tasks", f"{100 * overall.counts['passed'] / overall.total:.1f}%"))
     cards += [(OUTCOMES[o], str(overall.counts[o])) for o in OUTCOMES if o != "passed" and overall.counts[o]]
     cards.append(("agent time", _duration(sum(t.duration for t in tasks))))
     if tokens_in or tokens_out:
@@ -505,7 +507,8 @@ def _index_page(tasks: list[_Task], title: str) -> str:
         '<p class="muted small">Success rate = passed / ran, where <i>ran</i> is every task but the skipped '
         "ones: errors, evaluation errors and incomplete tasks (a <code>traj.jsonl</code> but no "
         "<code>result.json</code>: crashed, errored before scoring, or still running) count as not passed. "
-        "Mean score is over tasks with a verdict or an error.</p>"
+        "Mean score is over tasks with a verdict or an error. The rate over all tasks counts skipped "
+        "ones as not passed, as a paper that divides by its whole benchmark does.</p>"
     )
     sections: list[tuple[str, list[_Group]]] = [("", [overall])]
     if len(configs) > 1:

@@ -146,6 +146,20 @@ def test_index_counts_links_and_escaping(tmp_path: Path) -> None:
     assert "cdn" not in index.read_text().lower() and "http" not in "".join(page.links)
 
 
+def test_index_gives_the_rate_over_all_tasks_when_some_were_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    record_task(root, "os", "os-pass")
+    record_task(root, "os", "os-fail", outcome="failed", score=0.0, reason="wrong")
+    card = '<div class="l">rate over all tasks</div>'
+    assert card not in write_report(root).read_text()  # it would equal the success rate
+    record_task(root, "chrome", "ch-skip", outcome="skipped", score=None, steps=[], reason="needs the web")
+    index = write_report(root)
+    text = Page(index).all_text
+    # 1 passed of 2 that ran; of all 3 tasks, the skipped one counting as not passed
+    assert "50.0%" in text and "1 / 2" in text
+    assert '<div class="v">33.3%</div><div class="l">rate over all tasks</div>' in index.read_text()
+
+
 def test_task_pages(tmp_path: Path) -> None:
     root = tmp_path / "results"
     folders = build_tree(root, tmp_path / "tasks")
