@@ -466,4 +466,7 @@ def get_info_from_website(ctx: TaskContext, config: dict[str, Any]) -> list[str]
 
 def get_gotoRecreationPage_and_get_html_content(ctx: TaskContext, config: dict[str, Any]) -> Any:
     """Scripted browsing of recreation.gov: needs the live web."""
-    raise NeedsCapability("the evaluator browses recreation.gov live; this run has no network access")
+    raise NeedsCapability(
+        "the evaluator browses recreation.gov live (a search scripted against that site's own "
+        "page structure), which pytest-osworld does not implement: the task skips with any network setting"
+    )
