@@ -153,7 +153,7 @@ class RemoteProvider(Provider):
             guest=client,
             name=f"remote-{self.config.worker_id}",
             description=self.describe(),
-            image=f"whatever runs at {self.desktop.url}" if self.desktop else "",
+            image=f"a running desktop at {self.desktop.url} (not reset)" if self.desktop else "",
             extra=extra,
         )
 
