@@ -535,6 +535,7 @@ class LocalProvider(Provider):
         self._spawner: _Spawner | None = None
         self._session: _Session | None = None
         self._template: Path | None = None
+        self._image = ""
         self._work: Path | None = None
         self._counter = 0
         self._forwards: dict[str, _UnixForward] = {}
@@ -603,6 +604,7 @@ class LocalProvider(Provider):
         (etc / "group").write_text(group)
         self._spawner = _Spawner(f"osworld-local-{self.config.worker_id}")
         self._template = self._ensure_template()
+        self._image = local_image()
         for name in ("cdp", "vlc"):
             self._forwards[name] = _UnixForward(self._ctl_getter(f"{name}.sock"))
 
@@ -618,7 +620,7 @@ class LocalProvider(Provider):
             guest=client,
             name=f"local-{self.config.worker_id}",
             description=self.describe(),
-            image=local_image(),
+            image=self._image,
             client_password="password",
             screen_size=(width, height),
             extra={
