@@ -856,6 +856,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 refuses a unix-socket connect (EAGAIN) as soon as a
+    # busy accept loop falls behind a burst of connections (a pool of clients, a slow-header
+    # attack); the kernel's own cap (somaxconn) still applies.
+    request_queue_size = 128
     app: GuestApp
     verbose: bool = False
     idle_timeout: float = IDLE_TIMEOUT
