@@ -860,6 +860,20 @@ class _Server(ThreadingHTTPServer):
     # busy accept loop falls behind a burst of connections (a pool of clients, a slow-header
     # attack); the kernel's own cap (somaxconn) still applies.
     request_queue_size = 128
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Report a request that raised: a client that hung up before its answer is routine.
+
+        Such a client (an interrupted run, a timed-out caller) costs one line in verbose mode,
+        not a traceback in the desktop's log; anything else keeps the standard traceback.
+        """
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            if self.verbose:
+                name = type(error).__name__
+                sys.stderr.write(f"guest: the client hung up before its answer was sent ({name})\n")
+            return
+        super().handle_error(request, client_address)
     app: GuestApp
     verbose: bool = False
     idle_timeout: float = IDLE_TIMEOUT

@@ -482,6 +482,37 @@ def test_a_burst_of_connections_waits_in_the_backlog_instead_of_being_refused(tm
         server.server_close()
 
 
+class SlowWorker(InertWorker):
+    """Takes a while to run each action, long enough for an impatient client to hang up."""
+
+    def run(self, code: str, timeout: float) -> WorkerResult:
+        time.sleep(0.3)
+        return super().run(code, timeout)
+
+
+def test_a_client_hanging_up_before_its_answer_leaves_no_traceback(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    path = str(tmp_path / "hangup.sock")
+    worker = SlowWorker()
+    server = make_server(GuestApp(TOKEN, worker=worker), unix_socket=path)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    guest = Guest(path, server)
+    try:
+        for _ in range(3):
+            with guest.connect() as impatient:
+                impatient.sendall(post("/run_python", b'{"code": "pass"}'))
+            # the answer is written 0.3 s later, to a closed socket (EPIPE)
+        time.sleep(0.6)
+        assert guest.healthy()
+        assert len(worker.codes) == 3  # the actions did run; only their answers had nowhere to go
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_idle_connections_are_closed_after_the_idle_timeout(guest: Guest) -> None:
     with guest.connect() as sock:
         started = time.monotonic()
