@@ -48,15 +48,31 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
         self._socket_path = socket_path
 
     def connect(self) -> None:
-        """Connect to the socket path instead of a TCP address."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self._socket_path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
+        """Connect to the socket path instead of a TCP address.
+
+        A unix socket whose listen backlog is full refuses at once (EAGAIN) where TCP would
+        wait; nothing has been sent yet, so connecting again is safe for every request, and
+        is done until the timeout.
+        """
+        deadline = time.monotonic() + (self.timeout if self.timeout is not None else 30.0)
+        pause = 0.01
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(self._socket_path)
+            except BlockingIOError:
+                sock.close()
+                if time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
+                continue
+            except OSError:
+                sock.close()
+                raise
+            self.sock = sock
+            return
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,6 +92,40 @@ def test_unreachable_guest_fails_after_bounded_retries(tmp_path):
         dead.screenshot()
     with pytest.raises(GuestError, match=r"failed after 1 attempt\(s\)"):
         dead.execute("true")  # not idempotent: never retried
+
+
+def test_a_full_backlog_delays_an_action_instead_of_losing_it(tmp_path):
+    # The guest's accept loop is not running yet and its backlog is full: a unix socket then
+    # refuses a connect at once (EAGAIN). An action is sent once only, so the client must
+    # wait for room rather than fail.
+    path = str(tmp_path / "busy.sock")
+    server = make_server(GuestApp(TOKEN, worker=InProcessWorker()), unix_socket=path)
+    queued = []
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            sock.connect(path)
+        except BlockingIOError:
+            sock.close()
+            break
+        queued.append(sock)
+        assert len(queued) < 1000, "the backlog never filled"
+
+    def drain_then_serve() -> None:
+        time.sleep(0.5)
+        for sock in queued:
+            sock.close()  # the server accepts these, reads nothing and moves on
+        server.serve_forever(0.05)
+
+    threading.Thread(target=drain_then_serve, daemon=True).start()
+    client = GuestClient(unix_socket=path, token=TOKEN, timeout=20)
+    try:
+        assert client.execute(["echo", "queued"]) == CommandResult(0, "queued\n", "")
+    finally:
+        client.close()
+        server.shutdown()
+        server.server_close()
 
 
 def test_constructor_validates_its_arguments():
