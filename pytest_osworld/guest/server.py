@@ -874,6 +874,7 @@ class _Server(ThreadingHTTPServer):
                 sys.stderr.write(f"guest: the client hung up before its answer was sent ({name})\n")
             return
         super().handle_error(request, client_address)
+
     app: GuestApp
     verbose: bool = False
     idle_timeout: float = IDLE_TIMEOUT

@@ -708,7 +708,9 @@ def test_office_metrics_score_a_bombed_file_zero_with_the_reason(
     (tmp_path / f"got.{kind}").write_bytes(_poison(blob, member, DTD_LAUGHS))
     started = time.monotonic()
     # A rule that reads the sheet (a table metric with no rules never reads one).
-    options = {"rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]} if kind == "xlsx" else {}
+    options = (
+        {"rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]} if kind == "xlsx" else {}
+    )
     score = compare(str(tmp_path / f"got.{kind}"), str(tmp_path / f"gold.{kind}"), **options)
     assert score.value == 0.0
     assert reason in score.reason

@@ -35,18 +35,19 @@ def test_summary_counts_errors_in_the_denominator() -> None:
     assert "overall                 33.3%  mean 0.500  (1/3 passed, 1 failed, 1 errors, 1 skipped)" in text
     # Every collected task in the denominator too: (1 + 0.5) / 4 tasks, the skip as 0.
     assert (
-        "all 4 collected         25.0%  mean 0.375  (1/4 passed; skipped and xfail tasks count as 0)"
-        in text
+        "all 4 collected         25.0%  mean 0.375  (1/4 passed; skipped and xfail tasks count as 0)" in text
     )
     assert "Professional" in text and "Daily" in text
 
 
 def test_omniact_is_summarised_apart_from_osworld() -> None:
-    lines = summarize([
-        TaskRecord("a", "os", "passed", 1.0, False),
-        TaskRecord("b", "omniact", "failed", 0.5, False),
-        TaskRecord("c", "omniact", "passed", 1.0, False),
-    ])
+    lines = summarize(
+        [
+            TaskRecord("a", "os", "passed", 1.0, False),
+            TaskRecord("b", "omniact", "failed", 0.5, False),
+            TaskRecord("c", "omniact", "passed", 1.0, False),
+        ]
+    )
     text = "\n".join(lines)
     assert "overall                100.0%  mean 1.000  (1/1 passed" in text
     assert "collected" not in text  # nothing skipped: the two rates would be the same

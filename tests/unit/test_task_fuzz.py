@@ -13,7 +13,9 @@ from pytest_osworld.task import Task, load_task
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 KEYS = ["id", "instruction", "config", "evaluator", "proxy", "related_apps", "snapshot", "solution"]
@@ -34,7 +36,9 @@ def task_like(draw: st.DrawFn) -> object:
     """Objects shaped like tasks, with wrong types anywhere."""
     task = {key: draw(JSON) for key in draw(st.lists(st.sampled_from(KEYS), unique=True))}
     if draw(st.booleans()):
-        task["evaluator"] = {key: draw(JSON) for key in draw(st.lists(st.sampled_from(EVALUATOR_KEYS), unique=True))}
+        task["evaluator"] = {
+            key: draw(JSON) for key in draw(st.lists(st.sampled_from(EVALUATOR_KEYS), unique=True))
+        }
     return task
 
 
