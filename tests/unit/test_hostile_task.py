@@ -190,7 +190,7 @@ def _paths(data: Any, prefix: list[str | int]) -> list[list[str | int]]:
     return found
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     base=st.sampled_from([MULTI, SINGLE]),
     index=st.integers(min_value=0),

@@ -42,7 +42,7 @@ def task_like(draw: st.DrawFn) -> object:
     return task
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.one_of(JSON, task_like()))
 def test_any_json_loads_or_fails_cleanly(tmp_path: Path, data: object) -> None:
     path = tmp_path / "os" / "t.json"
@@ -51,7 +51,7 @@ def test_any_json_loads_or_fails_cleanly(tmp_path: Path, data: object) -> None:
     assert _outcome(path).startswith(("task:", f"error: {path}: at $"))
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(blob=st.binary(max_size=64))
 def test_any_bytes_load_or_fail_cleanly(tmp_path: Path, blob: bytes) -> None:
     path = tmp_path / "t.json"
