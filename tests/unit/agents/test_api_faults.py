@@ -137,8 +137,9 @@ def test_a_hanging_api_hits_its_timeout_and_is_an_error(
     assert "still failing after 2 attempts" in broken["reason"]
     assert "timed out" in broken["reason"].lower() or "timeout" in broken["reason"].lower()
     assert len(provider_server.requests) == 2 + 2
-    # Two 0.5 s timeouts, not the 30 s the server would have taken.
-    assert result.duration < 20
+    # Two 0.5 s timeouts: a single wait for the 30 s answer would take the session past 30 s
+    # (the margin below is for a loaded machine starting a pytest session).
+    assert result.duration < 28
 
 
 @pytest.mark.parametrize("provider", sorted(AGENTS))
