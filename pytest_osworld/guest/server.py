@@ -860,6 +860,10 @@ class _Server(ThreadingHTTPServer):
     # busy accept loop falls behind a burst of connections (a pool of clients, a slow-header
     # attack); the kernel's own cap (somaxconn) still applies.
     request_queue_size = 128
+    app: GuestApp
+    verbose: bool = False
+    idle_timeout: float = IDLE_TIMEOUT
+    request_timeout: float = REQUEST_TIMEOUT
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Report a request that raised: a client that hung up before its answer is routine.
@@ -874,11 +878,6 @@ class _Server(ThreadingHTTPServer):
                 sys.stderr.write(f"guest: the client hung up before its answer was sent ({name})\n")
             return
         super().handle_error(request, client_address)
-
-    app: GuestApp
-    verbose: bool = False
-    idle_timeout: float = IDLE_TIMEOUT
-    request_timeout: float = REQUEST_TIMEOUT
 
 
 class _UnixServer(_Server):
