@@ -150,7 +150,11 @@ def test_recording_plays_for_the_length_of_the_run(pytester: pytest.Pytester) ->
     stepping = sum(step["duration_s"] for step in steps)
     length = float(info["format"]["duration"])
     assert stepping >= 4.0, steps  # the two 2 s sleeps
-    assert stepping - 0.5 <= length <= recorded["duration_s"] + 1.0, (length, stepping, recorded["duration_s"])
+    assert stepping - 0.5 <= length <= recorded["duration_s"] + 1.0, (
+        length,
+        stepping,
+        recorded["duration_s"],
+    )
     # Every frame decodes.
     decode = subprocess.run(
         ["ffmpeg", "-v", "error", "-i", str(video), "-f", "null", "-"], capture_output=True, text=True
