@@ -1,0 +1,123 @@
+"""The vagrant provider's box and first boot: building the offline Debian box, importing a
+``.box`` file, ``vagrant up`` (the first boot of a box under a lock), and the package
+tarball deployed into each VM.
+
+Each function runs ``vagrant`` through the provider's :class:`VagrantRun` (which logs the
+command and turns a failure into a :class:`VagrantError` with the logs) and records how
+long its slow step took in the provider's ``timings``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+from typing import Protocol
+
+from pytest_osworld.providers.vagrant_config import PACKAGE_DIR, SNAPSHOT, VagrantError, VagrantOptions
+from pytest_osworld.providers.vagrant_diagnostics import tail
+
+
+class VagrantRun(Protocol):
+    """Runs one ``vagrant`` command and returns its output (the provider's ``_vagrant``)."""
+
+    def __call__(self, args: list[str], *, timeout: float, check: bool = True) -> str:
+        """Run ``vagrant ARGS``; raise :class:`VagrantError` on failure when ``check``."""
+        ...
+
+
+def package_tarball(target: Path, source: Path = PACKAGE_DIR) -> Path:
+    """A ``.tar.gz`` of the ``pytest_osworld`` package (no caches), for ``deploy.sh``."""
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        parts = Path(info.name).parts
+        if "__pycache__" in parts or info.name.endswith((".pyc", ".pyo")):
+            return None
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        return info
+
+    with tarfile.open(target, "w:gz", compresslevel=6) as tar:
+        tar.add(str(source), arcname="pytest_osworld", filter=keep)
+    return target
+
+
+def build_box(options: VagrantOptions, machine_dir: Path) -> tuple[str, Path]:
+    """Run ``vagrant/build_box.sh`` (content-cached, locked by the script): box name and file."""
+    script = options.vagrant_dir / "build_box.sh"
+    argv = [str(script), "--cache", str(options.cache_dir)]
+    if options.build == "minimal":
+        argv.append("--minimal")
+    log_path = machine_dir / "build_box.log"
+    with log_path.open("wb") as log:
+        try:
+            proc = subprocess.run(
+                argv, stdout=subprocess.PIPE, stderr=log, timeout=options.up_timeout, check=False
+            )
+        except subprocess.TimeoutExpired:
+            raise VagrantError(f"building the {options.build} box timed out; see {log_path}") from None
+    values = dict(line.split("=", 1) for line in proc.stdout.decode().splitlines() if "=" in line)
+    if proc.returncode != 0 or "BOX_NAME" not in values:
+        raise VagrantError(f"vagrant/build_box.sh failed (exit {proc.returncode}):\n{tail(log_path, 30)}")
+    box_file = Path(values["BOX_FILE"])
+    return values["BOX_NAME"], box_file
+
+
+def ensure_box(
+    run: VagrantRun, options: VagrantOptions, *, box: str, box_file: Path | None, timings: dict[str, float]
+) -> None:
+    """Import ``box_file`` as ``box`` when Vagrant does not list it (under a lock)."""
+    from filelock import FileLock
+
+    if box_file is None:
+        return
+    key = hashlib.sha256(str(options.vagrant_home or "~").encode()).hexdigest()[:8]
+    with FileLock(str(options.cache_dir / f"box-import-{key}.lock")):
+        listed = run(["box", "list", "--machine-readable"], timeout=300)
+        names = {
+            fields[3]
+            for fields in (line.split(",") for line in listed.splitlines())
+            if len(fields) >= 4 and fields[2] == "box-name"
+        }
+        if box in names:
+            return
+        if not box_file.is_file():
+            raise VagrantError(f"box file {box_file} does not exist")
+        t0 = time.monotonic()
+        run(["box", "add", "--force", "--name", box, str(box_file)], timeout=1200)
+        timings["box_add"] = round(time.monotonic() - t0, 1)
+
+
+def bring_up(run: VagrantRun, options: VagrantOptions, *, box: str, timings: dict[str, float]) -> None:
+    """``vagrant up`` (first boot of a box under a lock: it uploads the box volume).
+
+    A machine kept from an earlier session is first restored to its clean snapshot, then
+    brought up with ``--provision`` so this run's package and token are deployed.
+    """
+    from filelock import FileLock
+
+    status = run(["status", "--machine-readable"], timeout=300, check=False)
+    exists = re.search(r",state,(?!not_created)", status) is not None
+    booted_marker = (
+        options.cache_dir
+        / "booted"
+        / hashlib.sha256(f"{box}|{options.libvirt_uri}|{options.storage_pool}".encode()).hexdigest()[:16]
+    )
+    if exists and SNAPSHOT in run(["snapshot", "list"], timeout=300, check=False):
+        # A kept VM is dirty from its last session: back to the clean desktop first, so
+        # the snapshot re-taken after redeploying (new token, this package) is clean too.
+        restore = ["snapshot", "restore", "--no-provision", SNAPSHOT]
+        run(restore, timeout=options.up_timeout)
+    args = ["up", "--provision"] if exists else ["up"]
+    t0 = time.monotonic()
+    if booted_marker.exists() or options.vagrant_provider != "libvirt":
+        run(args, timeout=options.up_timeout)
+    else:
+        booted_marker.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(booted_marker) + ".lock"):
+            run(args, timeout=options.up_timeout)
+            booted_marker.write_text(box)
+    timings["up"] = round(time.monotonic() - t0, 1)

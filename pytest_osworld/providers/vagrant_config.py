@@ -1,0 +1,236 @@
+"""The vagrant provider's settings and command line: its options, the machine names, the
+environment ``vagrant/Vagrantfile`` reads, and the ``vagrant`` command (inside a network
+namespace when asked).
+
+Also owns :class:`VagrantError`, the error every part of the provider raises, and the
+snapshot's name. The options are documented in :mod:`pytest_osworld.providers.vagrant`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_osworld.errors import EnvironmentFailure
+
+#: The package deployed into each VM (this source tree or installed copy).
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+#: The repository's ``vagrant/`` directory, when running from a source tree.
+DEFAULT_VAGRANT_DIR = PACKAGE_DIR.parent / "vagrant"
+#: The snapshot saved once the desktop is ready; every task restores it.
+SNAPSHOT = "osworld-ready"
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+_BOX_RE = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$")
+_OPTIONS = {
+    "box",
+    "box_file",
+    "build",
+    "memory",
+    "cpus",
+    "vagrant_provider",
+    "libvirt_uri",
+    "libvirt_driver",
+    "storage_pool",
+    "netns",
+    "keep_vms",
+    "provision",
+    "minimal",
+    "cache_dir",
+    "vagrant_home",
+    "vagrant_dir",
+    "guest_port",
+    "host_port",
+    "up_timeout",
+    "ready_timeout",
+}
+
+
+class VagrantError(EnvironmentFailure):
+    """A Vagrant command, the VM or its guest server failed; the message has the logs."""
+
+
+def _default_driver() -> str:
+    """``kvm`` where a hardware KVM module is loaded, else ``qemu`` (TCG)."""
+    modules = Path("/sys/module")
+    return "kvm" if (modules / "kvm_intel").exists() or (modules / "kvm_amd").exists() else "qemu"
+
+
+def _flag(options: dict[str, str], key: str) -> bool:
+    raw = options.get(key, "0").strip().lower()
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"vagrant provider option {key}={raw!r}: use 1 or 0")
+
+
+def _number(options: dict[str, str], key: str, default: float, *, integer: bool = False) -> float:
+    raw = options.get(key)
+    if raw is None:
+        return default
+    try:
+        value = float(int(raw)) if integer else float(raw)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise ValueError(f"vagrant provider option {key}={raw!r}: not {kind}") from None
+    if value <= 0:
+        raise ValueError(f"vagrant provider option {key}={raw!r}: must be positive")
+    return value
+
+
+@dataclass(frozen=True)
+class VagrantOptions:
+    """The provider's settings, parsed and validated from ``ProviderConfig.options``."""
+
+    cache_dir: Path
+    vagrant_dir: Path
+    box: str | None = None
+    box_file: Path | None = None
+    build: str | None = None
+    memory: int = 2048
+    cpus: int = 2
+    vagrant_provider: str = "libvirt"
+    libvirt_uri: str = "qemu:///system"
+    libvirt_driver: str = "qemu"
+    storage_pool: str = "default"
+    netns: str | None = None
+    keep_vms: bool = False
+    provision: bool = False
+    minimal: bool = False
+    vagrant_home: Path | None = None
+    guest_port: int = 5000
+    host_port: int | None = None
+    up_timeout: float = 1800.0
+    ready_timeout: float = 300.0
+
+    @classmethod
+    def parse(cls, options: dict[str, str]) -> VagrantOptions:
+        """Validate ``options``; a bad value raises ``ValueError`` naming the option."""
+        unknown = set(options) - _OPTIONS
+        if unknown:
+            raise ValueError(
+                f"unknown vagrant provider option(s): {', '.join(sorted(unknown))} "
+                f"(known: {', '.join(sorted(_OPTIONS))})"
+            )
+        box = options.get("box") or None
+        build = options.get("build") or None
+        if build is not None and build not in ("minimal", "full"):
+            raise ValueError(f"vagrant provider option build={build!r}: use minimal or full")
+        if box is None and build is None:
+            raise ValueError("the vagrant provider needs --provider-arg box=NAME or build=minimal|full")
+        if box is not None and not _BOX_RE.match(box):
+            raise ValueError(f"vagrant provider option box={box!r}: not a box name (owner/name)")
+        box_file = Path(options["box_file"]).expanduser() if options.get("box_file") else None
+        if box_file is not None and box is None:
+            raise ValueError("vagrant provider option box_file needs box=NAME (the name to import it as)")
+        vagrant_provider = options.get("vagrant_provider", "libvirt")
+        if vagrant_provider not in ("libvirt", "virtualbox"):
+            raise ValueError(
+                f"vagrant provider option vagrant_provider={vagrant_provider!r}: use libvirt or virtualbox"
+            )
+        uri = options.get("libvirt_uri", "qemu:///system")
+        if not re.match(r"^qemu(\+[a-z]+)?://[^\s]*/(system|session)(\?[^\s]*)?$", uri):
+            raise ValueError(
+                f"vagrant provider option libvirt_uri={uri!r}: expected qemu:///system or "
+                f"qemu+ssh://user@host/system"
+            )
+        driver = options.get("libvirt_driver") or _default_driver()
+        if driver not in ("kvm", "qemu"):
+            raise ValueError(f"vagrant provider option libvirt_driver={driver!r}: use kvm or qemu")
+        for key in ("storage_pool", "netns"):
+            value = options.get(key)
+            if value is not None and not _NAME_RE.match(value):
+                raise ValueError(f"vagrant provider option {key}={value!r}: letters, digits, _ . - only")
+        port = int(_number(options, "guest_port", 5000, integer=True))
+        if port > 65535:
+            raise ValueError(f"vagrant provider option guest_port={port}: not a port")
+        host_port = int(_number(options, "host_port", 1, integer=True)) if "host_port" in options else None
+        if host_port is not None and host_port > 65535:
+            raise ValueError(f"vagrant provider option host_port={host_port}: not a port")
+        default_cache = (
+            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-osworld" / "vagrant"
+        )
+        return cls(
+            cache_dir=Path(options.get("cache_dir") or default_cache).expanduser(),
+            vagrant_dir=Path(options.get("vagrant_dir") or DEFAULT_VAGRANT_DIR).expanduser(),
+            box=box,
+            box_file=box_file,
+            build=build,
+            memory=int(_number(options, "memory", 2048, integer=True)),
+            cpus=int(_number(options, "cpus", 2, integer=True)),
+            vagrant_provider=vagrant_provider,
+            libvirt_uri=uri,
+            libvirt_driver=driver,
+            storage_pool=options.get("storage_pool") or "default",
+            netns=options.get("netns") or None,
+            keep_vms=_flag(options, "keep_vms"),
+            provision=_flag(options, "provision"),
+            minimal=_flag(options, "minimal"),
+            vagrant_home=Path(options["vagrant_home"]).expanduser() if options.get("vagrant_home") else None,
+            guest_port=port,
+            host_port=host_port,
+            up_timeout=_number(options, "up_timeout", 1800.0),
+            ready_timeout=_number(options, "ready_timeout", 300.0),
+        )
+
+
+def machine_name(worker_id: str) -> str:
+    """The VM of a worker: ``osworld-gw0``, ``osworld-main``."""
+    safe = re.sub(r"[^A-Za-z0-9-]", "-", worker_id).strip("-") or "main"
+    return f"osworld-{safe}"
+
+
+def vagrant_env(
+    options: VagrantOptions,
+    *,
+    name: str,
+    box: str,
+    dotfile_dir: Path,
+    console_log: Path,
+    package: Path | None,
+    token_file: Path | None,
+    screen: tuple[int, int],
+    host_port: int | None,
+    base: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of every ``vagrant`` command: what ``vagrant/Vagrantfile`` reads."""
+    env = dict(os.environ if base is None else base)
+    env.update(
+        {
+            "VAGRANT_DOTFILE_PATH": str(dotfile_dir),
+            "VAGRANT_DEFAULT_PROVIDER": options.vagrant_provider,
+            "VAGRANT_CHECKPOINT_DISABLE": "1",
+            "VAGRANT_BOX_UPDATE_CHECK_DISABLE": "1",
+            "VAGRANT_NO_COLOR": "1",
+            "OSWORLD_VM_NAME": name,
+            "OSWORLD_BOX": box,
+            "OSWORLD_MEMORY": str(options.memory),
+            "OSWORLD_CPUS": str(options.cpus),
+            "OSWORLD_LIBVIRT_URI": options.libvirt_uri,
+            "OSWORLD_LIBVIRT_DRIVER": options.libvirt_driver,
+            "OSWORLD_STORAGE_POOL": options.storage_pool,
+            "OSWORLD_CONSOLE_LOG": str(console_log),
+            "OSWORLD_SCREEN": f"{screen[0]}x{screen[1]}",
+            "OSWORLD_GUEST_PORT": str(options.guest_port),
+            "OSWORLD_PROVISION": "1" if options.provision else "0",
+            "OSWORLD_MINIMAL": "1" if options.minimal else "0",
+            "OSWORLD_BOOT_TIMEOUT": str(int(options.up_timeout)),
+        }
+    )
+    if options.vagrant_home is not None:
+        env["VAGRANT_HOME"] = str(options.vagrant_home)
+    optional = {"OSWORLD_PACKAGE": package, "OSWORLD_TOKEN_FILE": token_file, "OSWORLD_HOST_PORT": host_port}
+    for key, value in optional.items():
+        env.pop(key, None)
+        if value is not None:
+            env[key] = str(value)
+    return env
+
+
+def vagrant_command(netns: str | None, args: list[str], vagrant: str = "vagrant") -> list[str]:
+    """A ``vagrant`` command line, run inside ``netns`` when one is given."""
+    prefix = ["ip", "netns", "exec", netns] if netns else []
+    return [*prefix, vagrant, *args]
