@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from pytest_osworld.runner import Budget, EndReason, Episode, run_episode
 from pytest_osworld.settings import SETTINGS_KEY, Settings
 from pytest_osworld.setup_steps import SETUP_STEPS
 from pytest_osworld.task import Task, load_task, looks_like_task
+from pytest_osworld.timings import TIMINGS_KEY, TaskTimings, task_timings
 
 TASK_MARKER_RE = re.compile(r'"(evaluator|instruction)"\s*:')
 
@@ -280,9 +280,25 @@ def provenance(task: Task, settings: Settings, provider: str, image: str | None 
 def error_result(item: TaskItem, settings: Settings, reason: str, steps: int = 0) -> TaskResult:
     """The result of a task that broke (environment, setup step, agent): an ERROR, no score.
 
-    ``steps`` is how many agent steps were recorded before it broke.
+    ``steps`` is how many agent steps were recorded before it broke. When the task's clock
+    had started (its restore began), the result carries the timings of the phases that ran,
+    its duration is their total, and the item's JUnit properties gain the phase totals.
     """
-    return task_error_result(item.task, item.nodeid, item.repeat, settings, reason, steps)
+    result = task_error_result(item.task, item.nodeid, item.repeat, settings, reason, steps)
+    timings = item.stash.get(TIMINGS_KEY, None)
+    if timings is not None:
+        # The task ended where its last phase did, not when pytest had reported the error.
+        _attach_timings(item, result, timings, at_last_phase=True)
+    return result
+
+
+def _attach_timings(
+    item: pytest.Item, result: TaskResult, timings: TaskTimings, at_last_phase: bool = False
+) -> None:
+    """Stop the task's clock; put its timings in ``result`` and its totals in the JUnit properties."""
+    result.duration_s = round(timings.stop(at_last_phase), 3)
+    result.timings = timings.to_json()
+    item.user_properties.extend(timings.properties())
 
 
 def task_error_result(
@@ -355,8 +371,9 @@ def run_task(
         recorder.step(record)
         hook.pytest_osworld_step(item=item, step=record.to_json())
 
-    started = time.monotonic()
-    recording = settings.record and _start_recording(osworld_context.guest, item)
+    timings = task_timings(item)
+    with timings.phase("record"):
+        recording = settings.record and _start_recording(osworld_context.guest, item)
     try:
         episode = run_episode(
             task,
@@ -365,6 +382,7 @@ def run_task(
             budget,
             observation_type=settings.observation_type,
             on_step=on_step,
+            timings=timings,
         )
     except EnvironmentFailure as exc:
         # The trajectory's error line and result.json are written from the report
@@ -376,13 +394,15 @@ def run_task(
         raise
     finally:
         if recording:
-            _save_recording(osworld_context.guest, recorder, item)
+            with timings.phase("record"):
+                _save_recording(osworld_context.guest, recorder, item)
     item.add_report_section("call", "osworld trajectory", trajectory_text(episode))
     if episode.end_reason is EndReason.AGENT_ERROR:
         raise AgentFailure(f"the agent failed: {episode.error} (after {len(episode.steps)} steps)")
-    evaluation = evaluate(osworld_context, episode.last_action)
+    evaluation = evaluate(osworld_context, episode.last_action, timings)
     if evaluation.error:
-        _raise_if_environment_died(item, osworld_context, evaluation.error)
+        with timings.phase("evaluation"):
+            _raise_if_environment_died(item, osworld_context, evaluation.error)
     passed = evaluation.score >= settings.pass_threshold
     outcome = "passed" if passed else ("eval_error" if evaluation.error else "failed")
     result = TaskResult(
@@ -395,7 +415,7 @@ def run_task(
         end_reason=episode.end_reason.value,
         steps=len(episode.steps),
         max_steps=settings.max_steps,
-        duration_s=round(time.monotonic() - started, 3),
+        duration_s=0.0,  # the total of the timings, set below
         infeasible=task.infeasible,
         reason=evaluation.first_reason(),
         metrics=[o.to_json() for o in evaluation.outcomes],
@@ -410,6 +430,7 @@ def run_task(
         conj=task.evaluator.conj,
         repeat=item.repeat,
     )
+    _attach_timings(item, result, timings)
     recorder.finish(result)
     item.osworld_result = result.to_json()
     for name, value in (

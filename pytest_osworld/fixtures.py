@@ -32,6 +32,7 @@ from pytest_osworld.report.results import TaskRecorder
 from pytest_osworld.settings import SETTINGS_KEY, Settings
 from pytest_osworld.setup_steps import run_steps
 from pytest_osworld.task import Task
+from pytest_osworld.timings import start_timings, task_timings
 
 NO_AGENT = "no agent chosen: OSWorld tasks need --agent NAME (or module:attr). Available agents: {names}"
 
@@ -159,17 +160,23 @@ def check_assets_available(task: Task, assets: AssetCache) -> None:
 
 
 @pytest.fixture
-def osworld_env(osworld_provider: Provider, osworld_task: Task, osworld_assets: AssetCache) -> Environment:
+def osworld_env(
+    request: pytest.FixtureRequest, osworld_provider: Provider, osworld_task: Task, osworld_assets: AssetCache
+) -> Environment:
     """The environment restored to the task's snapshot and ready (an ERROR if it breaks)."""
+    timings = start_timings(request.node)  # the task's clock starts here (restore)
     try:
-        check_assets_available(osworld_task, osworld_assets)
+        with timings.phase("setup"):
+            check_assets_available(osworld_task, osworld_assets)
     except NeedsCapability as exc:
         pytest.skip(str(exc))
-    return osworld_provider.restore(osworld_task.snapshot or "init_state")
+    with timings.phase("restore"):
+        return osworld_provider.restore(osworld_task.snapshot or "init_state")
 
 
 @pytest.fixture
 def osworld_context(
+    request: pytest.FixtureRequest,
     osworld_provider: Provider,
     osworld_env: Environment,
     osworld_task: Task,
@@ -187,9 +194,11 @@ def osworld_context(
         cdp_url=osworld_env.extra.get("chromium_cdp_url"),
         network=osworld_provider.config.network,
     )
+    timings = task_timings(request.node)
     try:
-        run_steps(ctx, osworld_task.config)
+        run_steps(ctx, osworld_task.config, timings=timings)
     except NeedsCapability as exc:
         pytest.skip(str(exc))
-    osworld_recorder.initial_screenshot(ctx.guest.screenshot())
+    with timings.phase("record"):
+        osworld_recorder.initial_screenshot(ctx.guest.screenshot())
     return ctx

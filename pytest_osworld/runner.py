@@ -19,6 +19,7 @@ from pytest_osworld.agent import Agent, AgentStep, Observation, Usage
 from pytest_osworld.errors import AgentFailure, GuestError
 from pytest_osworld.guest_api import Guest
 from pytest_osworld.task import Task
+from pytest_osworld.timings import TaskTimings
 
 
 class EndReason(StrEnum):
@@ -144,33 +145,46 @@ def run_episode(
     translate_structured: Callable[[Action], str] | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    timings: TaskTimings | None = None,
 ) -> Episode:
     """Run the agent on ``task`` in ``guest`` until it ends; return the :class:`Episode`.
 
     ``GuestError`` (the environment broke) propagates: it is the caller's ERROR. An
     agent that raises ends the episode with ``EndReason.AGENT_ERROR``.
+
+    With ``timings``, the seconds of every observation, agent call (``reset`` too),
+    action execution and ``on_step`` call go to the ``observe``, ``agent``, ``actions``
+    and ``record`` phases, and each step gets an entry in ``timings.step_times``: the
+    observation it was given, its agent call and its actions.
     """
     from pytest_osworld.computer13 import to_pyautogui
 
     structured = translate_structured or to_pyautogui
+    clocked = timings if timings is not None else TaskTimings()
     episode = Episode(started=time.time())
     start = clock()
     try:
-        agent.reset(task)
+        with clocked.phase("agent"):
+            agent.reset(task)
     except Exception as exc:
         episode.end_reason = EndReason.AGENT_ERROR
         episode.error = f"{type(exc).__name__}: {exc}"
         episode.duration = clock() - start
         return episode
-    observation = observe(guest, task.instruction, observation_type)
+    seen: dict[str, Any] = {}
+    with clocked.phase("observe", into=seen):
+        observation = observe(guest, task.instruction, observation_type)
     for index in range(1, budget.max_steps + 1):
         if clock() - start > budget.seconds:
             episode.end_reason = EndReason.TIMEOUT
             break
+        step_time: dict[str, Any] = {"index": index, "observe": seen.get("observe", 0.0)}
+        clocked.step_times.append(step_time)
         step_start = clock()
         wall_start = time.time()
         try:
-            answer = agent.act(task.instruction, observation)
+            with clocked.phase("agent", into=step_time):
+                answer = agent.act(task.instruction, observation)
         except (GuestError, AgentFailure) as exc:
             if isinstance(exc, GuestError):
                 raise
@@ -181,14 +195,20 @@ def run_episode(
             episode.end_reason = EndReason.AGENT_ERROR
             episode.error = f"{type(exc).__name__}: {exc}"
             break
-        record = _run_answer(guest, answer, index, (step_start, wall_start), structured, budget, sleep, clock)
+        with clocked.phase("actions", into=step_time):
+            record = _run_answer(
+                guest, answer, index, (step_start, wall_start), structured, budget, sleep, clock
+            )
         episode.usage.add(answer.usage)
         ended = next((a for a in record.actions if a.is_terminal), None)
-        observation = observe(guest, task.instruction, observation_type)
+        seen = {}
+        with clocked.phase("observe", into=seen):
+            observation = observe(guest, task.instruction, observation_type)
         record.screenshot = observation.screenshot
         episode.steps.append(record)
         if on_step is not None:
-            on_step(record)
+            with clocked.phase("record"):
+                on_step(record)
         if ended is not None:
             episode.end_reason = EndReason.DONE if ended.kind == "DONE" else EndReason.FAIL
             break

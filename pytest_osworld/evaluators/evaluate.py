@@ -15,6 +15,7 @@ from pytest_osworld.evaluators.metrics import METRICS
 from pytest_osworld.evaluators.score import as_score
 from pytest_osworld.setup_steps import run_steps
 from pytest_osworld.task import GetterSpec, MetricSpec
+from pytest_osworld.timings import TaskTimings
 
 
 @dataclass
@@ -49,15 +50,28 @@ def describe_getter(spec: GetterSpec | None) -> str:
     return f"{spec.type}({arg})" if arg else spec.type
 
 
-def evaluate(ctx: TaskContext, last_action: Action | None) -> Evaluation:
-    """Score the episode whose last action is ``last_action`` in the environment of ``ctx``."""
+def evaluate(ctx: TaskContext, last_action: Action | None, timings: TaskTimings | None = None) -> Evaluation:
+    """Score the episode whose last action is ``last_action`` in the environment of ``ctx``.
+
+    With ``timings``, the postconfig steps go to the ``postconfig`` phase (their ``sleep``
+    steps to ``setup_sleep``), the rest to ``evaluation``, with each getter and metric
+    call in ``timings.getters`` and ``timings.metrics``.
+    """
     spec = ctx.task.evaluator
     try:
-        run_steps(ctx, spec.postconfig, phase="postconfig")
+        run_steps(ctx, spec.postconfig, phase="postconfig", timings=timings)
     except NeedsCapability:
         raise
     except OSWorldError as exc:
         return Evaluation(0.0, error=f"postconfig failed: {exc}")
+    clocked = timings if timings is not None else TaskTimings()
+    with clocked.phase("evaluation"):
+        return _score(ctx, last_action, clocked)
+
+
+def _score(ctx: TaskContext, last_action: Action | None, timings: TaskTimings) -> Evaluation:
+    """The FAIL rules, then getters and metrics combined by ``conj``."""
+    spec = ctx.task.evaluator
     said_fail = last_action is not None and last_action.kind == "FAIL"
     if spec.infeasible:
         said = last_action.kind if last_action is not None else "nothing"
@@ -77,7 +91,7 @@ def evaluate(ctx: TaskContext, last_action: Action | None) -> Evaluation:
 
     def run_metric(index: int) -> MetricOutcome:
         metric = spec.metrics[index]
-        outcome, recorded = _run_metric(ctx, metric)
+        outcome, recorded = _run_metric(ctx, metric, timings)
         inputs.append(recorded)
         if outcome.status == "error":
             getter_errors.append(outcome.reason)
@@ -90,10 +104,11 @@ def evaluate(ctx: TaskContext, last_action: Action | None) -> Evaluation:
     return evaluation
 
 
-def _fetch(ctx: TaskContext, spec: GetterSpec | None) -> Any:
+def _fetch(ctx: TaskContext, spec: GetterSpec | None, timings: TaskTimings) -> Any:
     if spec is None:
         return None
     getter = GETTERS.get(spec.type)
+    started = timings.clock()
     try:
         return getter(ctx, spec.config)
     except (GetterError, NeedsCapability):
@@ -105,6 +120,8 @@ def _fetch(ctx: TaskContext, spec: GetterSpec | None) -> Any:
         raise GetterError(f"{spec.type}: bad value at {spec.json_path}: {type(exc).__name__}: {exc}") from exc
     except (OSWorldError, OSError) as exc:
         raise GetterError(f"{spec.type}: {exc}") from exc
+    finally:
+        timings.getters.append({"name": spec.type, "seconds": round(timings.clock() - started, 3)})
 
 
 def _plain(value: Any, work_dir: Path) -> Any:
@@ -123,24 +140,29 @@ def _plain(value: Any, work_dir: Path) -> Any:
     return repr(value)
 
 
-def _run_metric(ctx: TaskContext, metric: MetricSpec) -> tuple[MetricOutcome, dict[str, Any]]:
+def _run_metric(
+    ctx: TaskContext, metric: MetricSpec, timings: TaskTimings
+) -> tuple[MetricOutcome, dict[str, Any]]:
     descs = describe_getter(metric.result), describe_getter(metric.expected)
     recorded: dict[str, Any] = {"func": metric.func, "options": metric.options}
     try:
-        result = _fetch(ctx, metric.result)
-        expected = _fetch(ctx, metric.expected)
+        result = _fetch(ctx, metric.result, timings)
+        expected = _fetch(ctx, metric.expected, timings)
     except GetterError as exc:
         return MetricOutcome(metric.func, "error", 0.0, str(exc), *descs), recorded
     recorded["result"] = _plain(result, ctx.work_dir)
     recorded["expected"] = _plain(expected, ctx.work_dir)
-    return score_metric(
+    started = timings.clock()
+    outcome = score_metric(
         metric.func,
         result,
         expected,
         metric.options,
         has_expected=metric.expected is not None,
         descs=descs,
-    ), recorded
+    )
+    timings.metrics.append({"name": metric.func, "seconds": round(timings.clock() - started, 3)})
+    return outcome, recorded
 
 
 def score_metric(

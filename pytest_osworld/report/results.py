@@ -61,10 +61,16 @@ class TaskResult:
     instruction: str = ""
     conj: str = "and"
     repeat: int = 1
+    #: Per-phase seconds (:meth:`pytest_osworld.timings.TaskTimings.to_json`); None when
+    #: the task's clock never started (then ``result.json`` has no ``timings`` key).
+    timings: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-safe dict."""
-        return dict(self.__dict__)
+        """A JSON-safe dict (without ``timings`` when there are none)."""
+        data = dict(self.__dict__)
+        if data["timings"] is None:
+            del data["timings"]
+        return data
 
 
 class TaskRecorder:

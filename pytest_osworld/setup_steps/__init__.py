@@ -6,13 +6,17 @@ The :func:`run_steps` driver names the step index and type in the error.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability, OSWorldError, SetupStepError
 from pytest_osworld.registry import Registry
 from pytest_osworld.task import Step
+
+if TYPE_CHECKING:
+    from pytest_osworld.timings import TaskTimings
 
 StepHandler = Callable[..., None]
 
@@ -43,29 +47,48 @@ for _name in (
     SETUP_STEPS.register(_name, f"{_CHROME}:{_name}_step")
 
 
-def run_steps(ctx: TaskContext, steps: Sequence[Step], phase: str = "setup") -> None:
+def run_steps(
+    ctx: TaskContext, steps: Sequence[Step], phase: str = "setup", timings: TaskTimings | None = None
+) -> None:
     """Run ``steps`` in order; the first failure raises with its index, type and cause.
 
     In the ``setup`` phase failures are :class:`SetupStepError` (an ERROR); in
-    ``postconfig`` the caller turns them into evaluation errors.
+    ``postconfig`` the caller turns them into evaluation errors. With ``timings``, each
+    step's seconds (a failed one's too) go to ``phase``, OSWorld's ``sleep`` steps to
+    ``setup_sleep``, and one entry per step to ``timings.setup_steps``.
     """
     total = len(steps)
+    clock = timings.clock if timings is not None else time.perf_counter
     for index, step in enumerate(steps, start=1):
-        handler = SETUP_STEPS.get(step.type)
+        started = clock()
         try:
-            handler(ctx, **step.parameters)
-        except NeedsCapability:
-            raise
-        except (TypeError, ValueError, KeyError) as exc:
-            # Wrong names or wrong JSON types in the step's parameters (``"seconds": "soon"``,
-            # ``"files": [{}]``): say where, instead of a bare traceback.
-            problem = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise SetupStepError(
-                index, total, step.type, f"bad parameters at {step.json_path}: {problem}"
-            ) from exc
-        except (OSWorldError, OSError) as exc:
-            cause = str(exc) if isinstance(exc, EnvironmentFailure) else f"{type(exc).__name__}: {exc}"
-            raise SetupStepError(index, total, step.type, cause) from exc
+            _run_step(ctx, step, index, total)
+        finally:
+            if timings is not None:
+                seconds = clock() - started
+                timings.add("setup_sleep" if step.type == "sleep" else phase, seconds)
+                timings.setup_steps.append(
+                    {"index": index, "type": step.type, "phase": phase, "seconds": round(seconds, 3)}
+                )
+
+
+def _run_step(ctx: TaskContext, step: Step, index: int, total: int) -> None:
+    """Run one step; errors name its index, type and cause."""
+    handler = SETUP_STEPS.get(step.type)
+    try:
+        handler(ctx, **step.parameters)
+    except NeedsCapability:
+        raise
+    except (TypeError, ValueError, KeyError) as exc:
+        # Wrong names or wrong JSON types in the step's parameters (``"seconds": "soon"``,
+        # ``"files": [{}]``): say where, instead of a bare traceback.
+        problem = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise SetupStepError(
+            index, total, step.type, f"bad parameters at {step.json_path}: {problem}"
+        ) from exc
+    except (OSWorldError, OSError) as exc:
+        cause = str(exc) if isinstance(exc, EnvironmentFailure) else f"{type(exc).__name__}: {exc}"
+        raise SetupStepError(index, total, step.type, cause) from exc
 
 
 def handler_parameters(params: dict[str, Any], allowed: Sequence[str]) -> None:
