@@ -1,0 +1,346 @@
+"""The step-wise face of the episode engine, shared by ``DesktopEnv`` and the Gymnasium env.
+
+The pytest item runs a whole episode with :func:`pytest_osworld.runner.run_episode`; an
+interactive environment needs the same pieces one call at a time. :class:`EpisodeEngine`
+composes them and adds no logic of its own: the provider's ``restore``, the task's setup
+steps (:func:`pytest_osworld.setup_steps.run_steps`), the observation
+(:func:`pytest_osworld.runner.observe`), action execution
+(:func:`pytest_osworld.runner.execute_action` with the computer_13 translation) and the
+evaluation (:func:`pytest_osworld.evaluators.evaluate.evaluate`). A fix in any of them
+fixes the pytest items and both environments at once.
+
+A desktop that dies under an episode raises :class:`DesktopCrashed` with the provider's
+explanation; the next :meth:`EpisodeEngine.begin` restores a fresh desktop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+from pytest_osworld import __version__
+from pytest_osworld.actions import Action, ActionParseError
+from pytest_osworld.agent import Observation, Usage
+from pytest_osworld.assets import AssetCache, default_cache_dir
+from pytest_osworld.computer13 import to_pyautogui, validate
+from pytest_osworld.context import TaskContext
+from pytest_osworld.errors import EnvironmentFailure, GuestError, GuestUnreachable, OSWorldError
+from pytest_osworld.evaluators.evaluate import Evaluation, evaluate
+from pytest_osworld.providers import PROVIDERS
+from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
+from pytest_osworld.report.results import TaskRecorder, TaskResult
+from pytest_osworld.runner import StepRecord, execute_action, observe
+from pytest_osworld.setup_steps import run_steps
+from pytest_osworld.task import Task, load_task, parse_task
+
+T = TypeVar("T")
+
+#: The message of a step (or evaluation) whose desktop stopped answering.
+CRASHED = (
+    "the desktop stopped answering during {where} of task {task}: {why}; "
+    "the episode is lost, and the next reset() restores a fresh desktop"
+)
+#: The message of ``step``/``evaluate`` called with no episode under way.
+NO_EPISODE = "no episode is under way: call reset(task_config=...) first"
+#: The message of ``evaluate`` on an environment reset without a task.
+NO_TASK = "this episode has no task to evaluate (reset() was called without task_config)"
+
+
+class EnvError(OSWorldError):
+    """The environment was used out of order (``step`` before ``reset`` and the like)."""
+
+
+class DesktopCrashed(EnvironmentFailure):
+    """The desktop died or stopped answering mid-episode; the next reset starts afresh."""
+
+
+@dataclass
+class EngineConfig:
+    """What the engine needs: the provider and its options, screen, caches and results."""
+
+    provider: str = "local"
+    provider_options: dict[str, str] = field(default_factory=dict)
+    worker_id: str = "env"
+    screen_size: tuple[int, int] = (1920, 1080)
+    network: bool = False
+    work_dir: Path | None = None
+    asset_cache: Path | None = None
+    offline: bool = False
+    #: Where results go in OSWorld's layout (``None``: nothing is written).
+    results_dir: Path | None = None
+    #: The names of the results layout: action space, observation type, model.
+    results_names: tuple[str, str, str] = ("pyautogui", "screenshot", "env")
+    default_snapshot: str = "init_state"
+
+
+def load_task_config(source: Task | Mapping[str, Any] | str | Path, task_dir: Path | None = None) -> Task:
+    """A :class:`Task` from a task, a parsed task JSON object or a task file's path.
+
+    A JSON object has no file: its relative asset paths resolve against ``task_dir``
+    (default: the current folder), and its domain is its ``domain`` key, else its
+    ``snapshot`` (OSWorld names snapshots after domains), else ``osworld``.
+    """
+    if isinstance(source, Task):
+        return source
+    if isinstance(source, str | Path):
+        return load_task(Path(source))
+    if not isinstance(source, Mapping):
+        raise EnvError(f"task_config must be a task JSON object or a path, got {type(source).__name__}")
+    data = dict(source)
+    text = json.dumps(data, sort_keys=True, default=str)
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    domain = str(data.get("domain") or data.get("snapshot") or "osworld")
+    base = task_dir if task_dir is not None else Path.cwd()
+    return parse_task(data, base / f"{data.get('id', 'task')}.json", sha, domain)
+
+
+class EpisodeEngine:
+    """One provider, one desktop, one task at a time, driven a call at a time."""
+
+    def __init__(self, config: EngineConfig, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.config = config
+        self.sleep = sleep
+        work = config.work_dir or Path(tempfile.mkdtemp(prefix="osworld-env-"))
+        self.work_dir = work
+        self.assets = AssetCache(config.asset_cache or default_cache_dir(), offline=config.offline)
+        factory = PROVIDERS.get(config.provider)
+        self.provider: Provider = factory(
+            ProviderConfig(
+                worker_id=config.worker_id,
+                screen_size=config.screen_size,
+                options=dict(config.provider_options),
+                work_dir=str(work / "provider"),
+                network=config.network,
+            )
+        )
+        self._started = False
+        self.environment: Environment | None = None
+        self.context: TaskContext | None = None
+        self.task: Task | None = None
+        #: Every action of the current episode, in order (the last decides FAIL rules).
+        self.actions: list[Action] = []
+        self.recorder: TaskRecorder | None = None
+        self.episode_started = 0.0
+        self.resets = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the provider once (image or template build, first boot)."""
+        if not self._started:
+            self.provider.start()
+            self._started = True
+
+    def begin(self, task: Task | None, snapshot: str | None = None) -> Environment:
+        """Restore the desktop for ``task`` (or bare ``snapshot``) and run its setup steps.
+
+        Setup failures raise :class:`~pytest_osworld.errors.SetupStepError`, offline runs
+        missing an asset :class:`~pytest_osworld.errors.AssetMissing`: the same errors as
+        the pytest items. The desktop is restored even after a crash.
+        """
+        from pytest_osworld.fixtures import check_assets_available
+
+        self.start()
+        self.context = None
+        self.task = task
+        self.actions = []
+        self.recorder = None
+        if task is not None:
+            check_assets_available(task, self.assets)
+        name = snapshot or (task.snapshot if task is not None else "") or self.config.default_snapshot
+        self.environment = self.provider.restore(name)
+        self.resets += 1
+        self.episode_started = time.time()
+        if task is None:
+            return self.environment
+        env = self.environment
+        task_work = self.work_dir / "tasks" / f"{task.id}-{self.resets}"
+        task_work.mkdir(parents=True, exist_ok=True)
+        if self.config.results_dir is not None:
+            space, obs, model = self.config.results_names
+            self.recorder = TaskRecorder(self.config.results_dir, space, obs, model, task.domain, task.id)
+            task_work = self.recorder.work_dir()
+        ctx = TaskContext(
+            task=task,
+            guest=env.guest,
+            assets=self.assets,
+            work_dir=task_work,
+            client_password=env.client_password,
+            screen_size=env.screen_size,
+            cdp_url=env.extra.get("chromium_cdp_url"),
+            network=self.provider.config.network,
+        )
+        self._guarded("the setup steps", lambda: run_steps(ctx, task.config))
+        self.context = ctx
+        return env
+
+    def close(self) -> None:
+        """Stop the provider (idempotent)."""
+        self.context = None
+        self.environment = None
+        if self._started:
+            self._started = False
+            self.provider.stop()
+
+    # -- one step ----------------------------------------------------------------------------
+
+    @property
+    def guest(self) -> Any:
+        """The current desktop's guest client; :class:`EnvError` before the first reset."""
+        if self.environment is None:
+            raise EnvError(NO_EPISODE)
+        return self.environment.guest
+
+    def observe(self, tree: bool, terminal: bool = False) -> Observation:
+        """The observation now: screenshot, and the a11y tree / terminal when asked."""
+        instruction = self.task.instruction if self.task is not None else ""
+        kind = "screenshot_a11y_tree" if tree else "screenshot"
+
+        def take() -> Observation:
+            seen = observe(self.guest, instruction, kind)
+            if not terminal:
+                return seen
+            return Observation(
+                instruction=seen.instruction,
+                screenshot=seen.screenshot,
+                accessibility_tree=seen.accessibility_tree,
+                terminal=self.guest.terminal_output(),
+            )
+
+        return self._guarded(f"the observation after step {len(self.actions)}", take)
+
+    def act(self, action: Action, pause: float = 0.0) -> str | None:
+        """Run one action; return its error text (a wasted step) or None.
+
+        WAIT sleeps ``pause`` (at least a second, as the pytest items do); DONE and FAIL
+        only join the history. An invalid computer_13 action is an error text, not a raise.
+        """
+        if self.environment is None:
+            raise EnvError(NO_EPISODE)
+        self.actions.append(action)
+        if action.is_terminal:
+            return None
+        if action.kind == "WAIT":
+            self.sleep(max(pause, 1.0))
+            return None
+        try:
+            if action.kind == "computer_13":
+                validate(action.params or {})
+            error = self._guarded(
+                f"step {len(self.actions)}", lambda: execute_action(self.guest, action, to_pyautogui)
+            )
+        except ActionParseError as exc:
+            error = f"invalid action: {exc}"
+        if pause > 0:
+            self.sleep(pause)
+        return error
+
+    def record(self, action: Action, error: str | None, screenshot: bytes | None, response: str = "") -> None:
+        """Write the step to the results folder (when one was asked for)."""
+        if self.recorder is None:
+            return
+        now = time.time()
+        self.recorder.step(
+            StepRecord(
+                index=len(self.actions),
+                started=now,
+                duration=0.0,
+                response=response,
+                thought="",
+                actions=[action],
+                action_errors=[error] if error else [],
+                parse_error=None,
+                usage=Usage(),
+                screenshot=screenshot,
+            )
+        )
+
+    # -- the score ---------------------------------------------------------------------------
+
+    def evaluate(self) -> Evaluation:
+        """Score the episode as the pytest items do (postconfig, FAIL rules, metrics)."""
+        if self.environment is None:
+            raise EnvError(NO_EPISODE)
+        if self.context is None or self.task is None:
+            raise EnvError(NO_TASK)
+        ctx, last = self.context, (self.actions[-1] if self.actions else None)
+        evaluation = self._guarded("the evaluation", lambda: evaluate(ctx, last))
+        if evaluation.error:
+            self._check_alive("the evaluation", evaluation.error)
+        if self.recorder is not None:
+            self.recorder.finish(self._result(evaluation))
+        return evaluation
+
+    def _result(self, evaluation: Evaluation) -> TaskResult:
+        task = self.task
+        if task is None:
+            raise EnvError(NO_TASK)
+        last = self.actions[-1].kind if self.actions else None
+        return TaskResult(
+            task_id=task.id,
+            domain=task.domain,
+            nodeid=f"env::{task.nodename}",
+            outcome="passed" if evaluation.score >= 1.0 else "failed",
+            score=evaluation.score,
+            threshold=1.0,
+            end_reason={"DONE": "done", "FAIL": "fail"}.get(last or "", "max_steps"),
+            steps=len(self.actions),
+            max_steps=len(self.actions),
+            duration_s=round(time.time() - self.episode_started, 3),
+            infeasible=task.infeasible,
+            reason=evaluation.first_reason(),
+            metrics=[o.to_json() for o in evaluation.outcomes],
+            provenance={
+                "task_file": str(task.path),
+                "task_sha256": task.sha256,
+                "plugin_version": __version__,
+                "provider": self.environment.description if self.environment else self.config.provider,
+                "image": self.environment.image if self.environment else None,
+                "front_door": "env",
+            },
+            evaluator_inputs=evaluation.inputs,
+            instruction=task.instruction,
+            conj=task.evaluator.conj,
+        )
+
+    # -- faults ------------------------------------------------------------------------------
+
+    def _guarded(self, where: str, call: Callable[[], T]) -> T:
+        """Run ``call``; a guest that stopped answering becomes :class:`DesktopCrashed`."""
+        try:
+            return call()
+        except GuestUnreachable as exc:
+            self._crashed(where, exc)
+        except GuestError as exc:
+            self._check_alive(where, str(exc))
+            raise
+
+    def _check_alive(self, where: str, error: str) -> None:
+        """Raise :class:`DesktopCrashed` if the desktop is gone; return if it still answers."""
+        try:
+            self.guest.health()
+        except GuestUnreachable as exc:
+            self._crashed(where, exc, error)
+        except GuestError:
+            return
+
+    def _crashed(self, where: str, exc: Exception, error: str = "") -> NoReturn:
+        try:
+            note = self.provider.diagnose()
+        except Exception as diag:  # a diagnosis must never hide the failure it explains
+            note = f"(could not ask the provider what happened: {type(diag).__name__}: {diag})"
+        why = note or f"the guest server stopped answering ({exc})"
+        if error:
+            why += f" ({error})"
+        task = self.task.nodename if self.task is not None else "(none)"
+        self.context = None
+        self.environment = None
+        if self.recorder is not None:
+            self.recorder.error(CRASHED.format(where=where, task=task, why=why))
+        raise DesktopCrashed(CRASHED.format(where=where, task=task, why=why)) from exc
