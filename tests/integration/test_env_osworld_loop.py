@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from osworld_style_run import run_examples
 
 pytestmark = pytest.mark.desktop
@@ -41,7 +40,9 @@ class SolutionAgent:
     def predict(self, instruction: str, obs: dict[str, Any]) -> tuple[str, list[Any]]:
         self.seen.append(obs)
         if not self.pending:
-            path = next(p for _, p in EXAMPLES if json.loads(Path(p).read_text())["instruction"] == instruction)
+            path = next(
+                p for _, p in EXAMPLES if json.loads(Path(p).read_text())["instruction"] == instruction
+            )
             self.pending = list(json.loads(Path(path).read_text())["solution"])
         action = self.pending.pop(0)
         return f"```python\n{action}\n```", [action]

@@ -66,7 +66,7 @@ def test_reset_returns_osworlds_observation_dict(env: DesktopEnv) -> None:
 
 def test_solution_scores_one_and_done_scores_zero(env: DesktopEnv, tmp_path: Path) -> None:
     env.reset(task_config=make_task())
-    obs, reward, done, info = env.step(WRITE_HELLO, pause=0)
+    _, reward, done, info = env.step(WRITE_HELLO, pause=0)
     assert (reward, done, info) == (0.0, False, {})
     _, reward, done, info = env.step("DONE", pause=0)
     assert (reward, done, info) == (0.0, True, {"done": True})
@@ -111,9 +111,13 @@ def test_out_of_order_calls_are_explained(tmp_path: Path) -> None:
     env = DesktopEnv(provider_name="fake", action_space="pyautogui")
     with pytest.raises(EnvError, match="call reset"):
         env.step("pass")
-    assert NO_EPISODE in str(pytest.raises(EnvError, env.evaluate).value)
+    with pytest.raises(EnvError) as no_episode:
+        env.evaluate()
+    assert NO_EPISODE in str(no_episode.value)
     env.reset()  # the bare snapshot, no task
-    assert NO_TASK in str(pytest.raises(EnvError, env.evaluate).value)
+    with pytest.raises(EnvError) as no_task:
+        env.evaluate()
+    assert NO_TASK in str(no_task.value)
     with pytest.raises(EnvError, match="cannot run"):
         env.step(42)
     env.close()
