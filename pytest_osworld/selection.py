@@ -1,0 +1,113 @@
+"""Collection: which files are tasks, and which collected tasks run.
+
+This module owns the collection hooks: ``pytest_collect_file`` (OSWorld and OmniACT task
+JSON files), ``pytest_ignore_collect`` (never inside the results folder), and
+``pytest_collection_modifyitems`` (``--manifest``, ``--skip-done``, ``--known-broken``,
+and the run's checks once the tasks to run are known).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_osworld.agent import AGENTS
+from pytest_osworld.collect import TaskFile, TaskItem, is_task_file
+from pytest_osworld.fixtures import NO_AGENT
+from pytest_osworld.omniact.collect import OmniactFile, omniact_file_for
+from pytest_osworld.settings import SETTINGS_KEY
+
+#: Known-broken tasks of the run: {task id: reason}.
+KNOWN_BROKEN_KEY = pytest.StashKey[dict[str, str]]()
+
+
+def load_known_broken(path: Path | None) -> dict[str, str]:
+    """``<task id>: reason`` lines (``#`` comments allowed) -> {task id: reason}."""
+    if path is None:
+        return {}
+    broken: dict[str, str] = {}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        task_id, sep, reason = text.partition(":")
+        if not sep or not reason.strip():
+            raise pytest.UsageError(f"{path}:{number}: expected '<task id>: reason', got {line!r}")
+        broken[task_id.strip()] = reason.strip()
+    return broken
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Never collect inside the results folder."""
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if (
+        settings is not None
+        and collection_path == settings.results_dir.parent
+        and collection_path.name == "results"
+    ):
+        return True
+    return None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> TaskFile | OmniactFile | None:
+    """Collect OSWorld (and OmniACT) task JSON files; other JSON files are left alone."""
+    if file_path.suffix != ".json":
+        return None
+    omniact = omniact_file_for(file_path, parent)
+    if omniact is not None:
+        return omniact
+    if not is_task_file(file_path, explicit=parent.session.isinitpath(file_path)):
+        return None
+    return TaskFile.from_parent(parent, path=file_path)
+
+
+def _load_manifest(path: Path) -> set[tuple[str, str]]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise pytest.UsageError(f"--manifest {path}: cannot read it: {exc}") from exc
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise pytest.UsageError(f"--manifest {path}: expected an object of domain -> list of task ids")
+    return {(str(domain), str(task_id)) for domain, ids in data.items() for task_id in ids}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Apply ``--manifest``, ``--skip-done`` and ``--known-broken``; demand an agent to run tasks."""
+    settings = config.stash[SETTINGS_KEY]
+    if settings.manifest is not None:
+        wanted = _load_manifest(settings.manifest)
+        keep, drop = [], []
+        for item in items:
+            if isinstance(item, TaskItem) and (item.task.domain, item.task.id) not in wanted:
+                drop.append(item)
+            else:
+                keep.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+    if settings.skip_done and settings.results_dir.is_dir():
+        from pytest_osworld.report.resume import completed_tasks
+
+        done = completed_tasks(
+            settings.results_dir,
+            action_space=settings.action_space,
+            observation_type=settings.observation_type,
+            model=settings.model,
+        )
+        finished = [i for i in items if isinstance(i, TaskItem) and (i.task.domain, i.task.id) in done]
+        if finished:
+            config.hook.pytest_deselected(items=finished)
+            items[:] = [i for i in items if i not in finished]
+    broken = config.stash[KNOWN_BROKEN_KEY]
+    for item in items:
+        if isinstance(item, TaskItem) and item.task.id in broken:
+            item.add_marker(pytest.mark.xfail(reason=f"known broken: {broken[item.task.id]}", strict=True))
+    tasks = [item for item in items if isinstance(item, TaskItem)]
+    is_worker = getattr(config, "workerinput", None) is not None
+    if tasks and not settings.agent and not config.option.collectonly and not is_worker:
+        raise pytest.UsageError(NO_AGENT.format(names=", ".join(AGENTS.names())))

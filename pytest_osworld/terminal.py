@@ -1,0 +1,169 @@
+"""What the plugin prints: the report header, the live step lines, the summary, ``--rescore``.
+
+This module owns everything written to the terminal: ``pytest_report_header`` (the active
+settings), :class:`StepProgress` (one live line per agent step with ``-v``),
+:class:`SummaryPlugin` (success rates at the end, where the results are, and the HTML
+report it keeps up to date) and the ``--rescore`` command.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.config import create_terminal_writer
+
+from pytest_osworld import __version__
+from pytest_osworld.collect import TaskItem
+from pytest_osworld.report.summary import TaskRecord, summarize
+from pytest_osworld.settings import SETTINGS_KEY, Settings
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """``--rescore RESULTS``: re-run only the metrics on saved evaluator inputs, then exit."""
+    path = config.getoption("rescore", None) or None
+    if not path:
+        return None
+    from pytest_osworld.report.rescore import rescore
+
+    folder = Path(path)
+    if not folder.is_dir():
+        raise pytest.UsageError(f"--rescore={path!r}: no such results folder")
+    tasks = rescore(folder)
+    writer = create_terminal_writer(config, sys.stdout)
+    writer.line(f"re-scored {len(tasks)} task(s) in {folder} (originals untouched; see result.rescored.json)")
+    for task in tasks:
+        if task.changed or task.status != "rescored":
+            old = "-" if task.old_score is None else f"{task.old_score:.2f}"
+            new = "-" if task.new_score is None else f"{task.new_score:.2f}"
+            writer.line(f"  {task.domain}/{task.task_id}: {task.status} {old} -> {new} {task.reason}")
+    changed = sum(1 for task in tasks if task.changed)
+    writer.line(f"{changed} score(s) changed")
+    return 0
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Show the active settings."""
+    settings = config.stash[SETTINGS_KEY]
+    return [f"pytest-osworld {__version__}", *settings.header_lines()]
+
+
+class StepProgress:
+    """With ``-v`` (and no xdist), one line per agent step while a task runs."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_osworld_step(self, item: pytest.Item, step: dict[str, Any]) -> None:
+        """Print the step's number, actions and any error."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or not isinstance(item, TaskItem):
+            return
+        actions = "; ".join(
+            a if isinstance(a, str) else json.dumps(a) for a in step.get("actions", [])
+        ).replace("\n", " | ")
+        problem = step.get("parse_error") or "; ".join(step.get("action_errors", []))
+        line = f"    step {step['step_num']}/{item.config.stash[SETTINGS_KEY].max_steps}: {actions[:120]}"
+        if problem:
+            line += f"  [{problem[:80]}]"
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if capture is None:
+            reporter.write_line(line)
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(line)
+
+
+class SummaryPlugin:
+    """Keeps each task's final outcome (on the xdist controller too) and prints the summary."""
+
+    #: The HTML report is refreshed at most this often while tasks finish (seconds).
+    REPORT_INTERVAL = 30.0
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.records: dict[str, TaskRecord] = {}
+        self.task_ids: dict[str, str] = {}
+        self.report_path: Path | None = None
+        self._last_report = time.monotonic()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Record the outcome carried by a task's report."""
+        data = getattr(report, "osworld", None)
+        outcome = _outcome_of(report)
+        if not isinstance(data, dict) or outcome is None:
+            return
+        previous = self.records.get(report.nodeid)
+        if previous is not None and previous.outcome != "passed" and outcome == "passed":
+            return
+        score = data.get("score")
+        self.task_ids[report.nodeid] = str(data.get("task_id", report.nodeid))
+        self.records[report.nodeid] = TaskRecord(
+            nodeid=report.nodeid,
+            domain=str(data["domain"]),
+            outcome=outcome,
+            score=float(score) if score is not None else (previous.score if previous else None),
+            infeasible=bool(data["infeasible"]),
+        )
+
+        if report.when == "teardown" and time.monotonic() - self._last_report > self.REPORT_INTERVAL:
+            self._write_report()
+
+    def _write_report(self) -> None:
+        """Write (or refresh) the static HTML report of the results folder."""
+        self._last_report = time.monotonic()
+        if not self.settings.results_dir.is_dir():
+            return
+        from pytest_osworld.report.html import write_report
+
+        try:
+            self.report_path = write_report(self.settings.results_dir)
+        except OSError as exc:
+            warnings.warn(f"osworld: could not write the HTML report: {exc}", stacklevel=1)
+
+    def pytest_sessionfinish(self) -> None:
+        """The final HTML report, once every task has finished."""
+        if self.records:
+            self._write_report()
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Print success rate and mean score overall, per category, domain and feasibility."""
+        lines = summarize(self.records.values())
+        if not lines:
+            return
+        terminalreporter.section("OSWorld summary")
+        for line in lines:
+            terminalreporter.line(line)
+        if self.settings.repeat > 1:
+            from pytest_osworld.report.stats import summarize_repeats
+
+            trials = [
+                (self.task_ids[nodeid], record.outcome == "passed")
+                for nodeid, record in self.records.items()
+                if record.outcome in ("passed", "failed", "error")
+            ]
+            if trials:
+                terminalreporter.line(f"repeats ({self.settings.repeat} runs of each task):")
+                for line in summarize_repeats(trials).lines():
+                    terminalreporter.line(f"  {line}")
+        terminalreporter.line(f"results: {self.settings.results_dir}")
+        if self.report_path is not None:
+            terminalreporter.line(f"report:  {self.report_path}")
+
+
+def _outcome_of(report: pytest.TestReport) -> str | None:
+    if hasattr(report, "wasxfail"):
+        return "xpassed" if report.passed else "xfailed"
+    if report.skipped:
+        return "skipped"
+    if report.failed:
+        return "error" if report.when != "call" else "failed"
+    if report.when == "call":
+        return "passed"
+    return None
