@@ -99,7 +99,12 @@ def steps_plot(tasks: list[TaskView]) -> Chart:
     return column_chart("steps", "Steps used per task", step_columns(tasks), segments, "tasks")
 
 
-def _seconds(value: float) -> str:
+def seconds_text(value: float) -> str:
+    """A time for a chart label: ``0 s``, ``44 ms``, ``2.5 s`` or ``12.0 min``."""
+    if value <= 0:
+        return "0 s"
+    if value < 1:
+        return f"{1000 * value:.0f} ms"
     return f"{value:.1f} s" if value < 600 else f"{value / 60:.1f} min"
 
 
@@ -110,8 +115,8 @@ def phase_plot(tasks: list[TaskView]) -> Chart | None:
     for task, phases in timed:
         if phases is None:
             continue
-        parts = ", ".join(f"{name} {_seconds(phases[name])}" for name in PHASES if phases[name] > 0)
-        title = f"{task.domain}/{task.task_id}: {_seconds(sum(phases.values()))} ({parts or 'no time'})"
+        parts = ", ".join(f"{name} {seconds_text(phases[name])}" for name in PHASES if phases[name] > 0)
+        title = f"{task.domain}/{task.task_id}: {seconds_text(sum(phases.values()))} ({parts or 'no time'})"
         columns.append(Column(task.task_id, [round(phases[name], 3) for name in PHASES], title))
     if not columns:
         return None
@@ -143,7 +148,11 @@ def phase_breakdown_plot(tasks: list[TaskView]) -> Chart | None:
     timed = sum(1 for t in tasks if t.phases is not None)
     whole = sum(totals.values()) or 1.0
     rows = [
-        (name, value, f"{_seconds(value)} · {100 * value / whole:.1f}% · {value / timed:.2f} s/task")
+        (
+            name,
+            value,
+            f"{seconds_text(value)} · {100 * value / whole:.1f}% · {seconds_text(value / timed)} per task",
+        )
         for name, value in totals.items()
     ]
     colours = [PHASE_COLOURS[name] for name in PHASES]
@@ -202,7 +211,7 @@ def task_plots(task: TaskView) -> list[Chart]:
         return []
     whole = sum(phases.values()) or 1.0
     rows = [
-        (name, phases[name], f"{_seconds(phases[name])} · {100 * phases[name] / whole:.1f}%")
+        (name, phases[name], f"{seconds_text(phases[name])} · {100 * phases[name] / whole:.1f}%")
         for name in PHASES
     ]
     charts = [bar_chart("task-phases", "Time by phase", rows, [PHASE_COLOURS[n] for n in PHASES])]
@@ -212,7 +221,7 @@ def task_plots(task: TaskView) -> list[Chart]:
         if isinstance(entry, dict):
             values = [max(0.0, number(entry.get(p)) or 0.0) for p in parts]
             columns.append(Column(f"step {entry.get('index', '?')}", [round(v, 3) for v in values]))
-    if columns:
+    if any(sum(c.values) > 0 for c in columns):
         segments = [(p, PHASE_COLOURS[p]) for p in parts]
         charts.append(column_chart("step-times", "Time per step", columns, segments, "seconds", unit=" s"))
     return charts
