@@ -9,4 +9,13 @@ from __future__ import annotations
 from pytest_osworld.env.desktop_env import DesktopEnv
 from pytest_osworld.env.engine import DesktopCrashed, EngineConfig, EnvError, EpisodeEngine
 
+try:
+    import gymnasium  # noqa: F401  (optional: the ``env`` extra)
+except ImportError:  # pragma: no cover - without Gymnasium only DesktopEnv is offered
+    pass
+else:
+    from pytest_osworld.env.gym_env import register
+
+    register()
+
 __all__ = ["DesktopCrashed", "DesktopEnv", "EngineConfig", "EnvError", "EpisodeEngine"]
