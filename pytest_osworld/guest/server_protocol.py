@@ -8,8 +8,6 @@ normalisation of ``/execute`` commands (:func:`command_argv`, :func:`pyautogui_s
 
 from __future__ import annotations
 
-import email.parser
-import email.policy
 import json
 import math
 import os
@@ -17,6 +15,8 @@ import shlex
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
+
+from pytest_osworld.guest import server_multipart
 
 
 class HTTPError(Exception):
@@ -92,23 +92,14 @@ class Response:
 
 
 def parse_multipart(content_type: str, body: bytes) -> dict[str, Any]:
-    """Fields of a ``multipart/form-data`` body: file parts (and ``file_data``) as bytes."""
-    parser = email.parser.BytesParser(policy=email.policy.HTTP)
-    message = parser.parsebytes(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
-    if not message.is_multipart():
-        raise HTTPError(400, "malformed multipart body")
-    result: dict[str, Any] = {}
-    for part in message.iter_parts():
-        name = part.get_param("name", header="content-disposition")
-        if not isinstance(name, str):
-            continue
-        payload = part.get_payload(decode=True)
-        data = payload if isinstance(payload, bytes) else b""
-        if part.get_filename() is None and name != "file_data":
-            result[name] = data.decode("utf-8", "replace")
-        else:
-            result[name] = data
-    return result
+    """Fields of a ``multipart/form-data`` body: file parts (and ``file_data``) as bytes.
+
+    See :mod:`pytest_osworld.guest.server_multipart`; a body that is not multipart is a 400.
+    """
+    try:
+        return server_multipart.parse_multipart(content_type, body)
+    except server_multipart.MultipartError as exc:
+        raise HTTPError(400, str(exc)) from exc
 
 
 def str_field(fields: dict[str, Any], key: str, *, required: bool = True) -> str:
