@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.env import DesktopEnv, EnvError
+from pytest_osworld.env import DesktopCrashed, DesktopEnv, EnvError
 from pytest_osworld.env.controller import CONTROLLER_METHODS, Controller
 from pytest_osworld.env.engine import NO_EPISODE, NO_TASK, load_task_config
-from pytest_osworld.errors import SetupStepError
+from pytest_osworld.errors import GuestError, GuestUnreachable, SetupStepError
 
 WRITE_HELLO = "# fake: write /home/user/out.txt hello"
 
@@ -169,3 +169,43 @@ def test_task_configs_from_dicts_paths_and_relative_assets(tmp_path: Path) -> No
     assert load_task_config({**data, "domain": "mine"}).domain == "mine"
     with pytest.raises(EnvError, match="task_config must be"):
         load_task_config(3)  # type: ignore[arg-type]
+
+
+def test_a_guest_that_stops_answering_is_explained_and_reset_recovers(
+    env: DesktopEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env.reset(task_config=make_task())
+    guest = env.engine.guest
+
+    def gone(*args: Any, **kwargs: Any) -> Any:
+        raise GuestUnreachable("connection refused")
+
+    monkeypatch.setattr(guest, "run_python", gone)
+    monkeypatch.setattr(guest, "health", gone)
+    with pytest.raises(DesktopCrashed) as crashed:
+        env.step("pass", pause=0)
+    assert str(crashed.value) == (
+        "the desktop stopped answering during step 1 of task os/env-unit-1: the guest server "
+        "stopped answering (connection refused); the episode is lost, and the next reset() "
+        "restores a fresh desktop"
+    )
+    with pytest.raises(EnvError, match="call reset"):
+        env.step("pass")
+    env.reset(task_config=make_task())
+    env.step(WRITE_HELLO, pause=0)
+    env.step("DONE")
+    assert env.evaluate() == 1.0
+
+
+def test_a_guest_error_from_a_live_desktop_is_not_a_crash(
+    env: DesktopEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env.reset(task_config=make_task())
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise GuestError("HTTP 500 from /run_python", status=500)
+
+    monkeypatch.setattr(env.engine.guest, "run_python", broken)
+    with pytest.raises(GuestError, match="HTTP 500") as raised:
+        env.step("pass", pause=0)
+    assert not isinstance(raised.value, DesktopCrashed)

@@ -1,0 +1,96 @@
+"""A desktop killed under an interactive episode: an explained error, then a fresh desktop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from pytest_osworld.env import DesktopCrashed, DesktopEnv
+from pytest_osworld.env.gym_env import DesktopGymEnv
+
+pytestmark = pytest.mark.desktop
+
+SCREEN = (640, 360)
+WRITE_HELLO = "open('/home/user/out.txt', 'w').write('hello')"
+TASK = {
+    "id": "env-fault",
+    "snapshot": "os",
+    "instruction": "Write hello into ~/out.txt.",
+    "config": [],
+    "evaluator": {
+        "func": "exact_match",
+        "result": {"type": "vm_command_line", "command": ["cat", "/home/user/out.txt"]},
+        "expected": {"type": "rule", "rules": {"expected": "hello"}},
+    },
+}
+
+
+def sandboxes(root: int) -> list[int]:
+    """PIDs of the bwrap processes under ``root`` (outer ones first)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        for pid in sorted(children.get(todo.pop(0), [])):
+            try:
+                argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            if argv0 == b"bwrap":
+                found.append(pid)
+            todo.append(pid)
+    return found
+
+
+def kill_desktop() -> None:
+    victims = sandboxes(os.getpid())
+    assert victims, "no desktop sandbox is running under this test"
+    os.kill(victims[0], signal.SIGKILL)
+
+
+def test_desktopenv_step_explains_a_killed_desktop_and_reset_recovers() -> None:
+    env = DesktopEnv(action_space="pyautogui", screen_size=SCREEN, require_a11y_tree=False)
+    try:
+        env.reset(task_config=TASK)
+        env.step("pass", pause=0)
+        kill_desktop()
+        with pytest.raises(DesktopCrashed) as crashed:
+            env.step(WRITE_HELLO, pause=0)
+        message = str(crashed.value)
+        assert message.startswith("the desktop stopped answering during step 2 of task os/env-fault: ")
+        assert "the local desktop's sandbox ended during the task (killed by SIGKILL)" in message
+        assert message.endswith("the next reset() restores a fresh desktop")
+        env.reset(task_config=TASK)
+        env.step(WRITE_HELLO, pause=0)
+        env.step("DONE", pause=0)
+        assert env.evaluate() == 1.0
+    finally:
+        env.close()
+
+
+def test_gym_step_explains_a_killed_desktop_and_reset_recovers(tmp_path: Path) -> None:
+    path = tmp_path / "os" / "env-fault.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(TASK))
+    env = DesktopGymEnv(path, screen_size=SCREEN, observation_type="screenshot")
+    try:
+        env.reset(seed=0)
+        kill_desktop()
+        with pytest.raises(DesktopCrashed, match="sandbox ended during the task"):
+            env.step(WRITE_HELLO)
+        env.reset(seed=0)
+        env.step(WRITE_HELLO)
+        _, reward, terminated, _, _ = env.step("DONE")
+        assert (reward, terminated) == (1.0, True)
+    finally:
+        env.close()
