@@ -155,7 +155,7 @@ def run_episode(
     With ``timings``, the seconds of every observation, agent call (``reset`` too),
     action execution and ``on_step`` call go to the ``observe``, ``agent``, ``actions``
     and ``record`` phases, and each step gets an entry in ``timings.step_times``: the
-    observation it was given, its agent call and its actions.
+    observation it was given, its agent call, its actions and its ``on_step`` call.
     """
     from pytest_osworld.computer13 import to_pyautogui
 
@@ -207,7 +207,7 @@ def run_episode(
         record.screenshot = observation.screenshot
         episode.steps.append(record)
         if on_step is not None:
-            with clocked.phase("record"):
+            with clocked.phase("record", into=step_time):
                 on_step(record)
         if ended is not None:
             episode.end_reason = EndReason.DONE if ended.kind == "DONE" else EndReason.FAIL

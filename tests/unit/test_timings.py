@@ -181,8 +181,8 @@ def test_the_episode_times_observations_agent_calls_actions_and_recording(task: 
     assert timings.phases["actions"] == pytest.approx(0.25)
     assert timings.phases["record"] == pytest.approx(0.25)
     assert timings.step_times == [
-        {"index": 1, "observe": 0.5, "agent": 1.0, "actions": 0.25},
-        {"index": 2, "observe": 0.5, "agent": 1.0, "actions": 0.0},
+        {"index": 1, "observe": 0.5, "agent": 1.0, "actions": 0.25, "record": 0.125},
+        {"index": 2, "observe": 0.5, "agent": 1.0, "actions": 0.0, "record": 0.125},
     ]
     assert sum(timings.phases.values()) == pytest.approx(timings.total)
 
