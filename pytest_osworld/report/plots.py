@@ -33,6 +33,8 @@ PHASE_COLOURS = dict(zip(PHASES, PALETTE, strict=True))
 TRIAL_OUTCOMES = frozenset({"passed", "failed", "eval_error", "error"})
 #: Most columns the steps histogram draws before it groups step counts into bins.
 MAX_STEP_COLUMNS = 40
+#: Most tasks the per-task time chart draws (the longest ones) before it gets unreadable.
+MAX_PHASE_COLUMNS = 60
 
 
 def wilson_table(counts: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
@@ -108,22 +110,26 @@ def seconds_text(value: float) -> str:
     return f"{value:.1f} s" if value < 600 else f"{value / 60:.1f} min"
 
 
-def phase_plot(tasks: list[TaskView]) -> Chart | None:
-    """Each task's time as a column stacked by phase; None when no result has timings."""
-    timed = [(t, t.phases) for t in tasks]
+def phase_plot(tasks: list[TaskView], most: int = MAX_PHASE_COLUMNS) -> Chart | None:
+    """Each task's time as a column stacked by phase; None when no result has timings.
+
+    With more than ``most`` timed tasks, only the ``most`` longest are drawn (in run order).
+    """
+    timed = [(t, p) for t in tasks if (p := t.phases) is not None]
+    if not timed:
+        return None
+    title = "Time per task, by phase"
+    if len(timed) > most:
+        longest = sorted(range(len(timed)), key=lambda i: -sum(timed[i][1].values()))[:most]
+        timed = [timed[i] for i in sorted(longest)]
+        title += f" (the {most} longest of {len(tasks)} tasks)"
     columns = []
     for task, phases in timed:
-        if phases is None:
-            continue
         parts = ", ".join(f"{name} {seconds_text(phases[name])}" for name in PHASES if phases[name] > 0)
-        title = f"{task.domain}/{task.task_id}: {seconds_text(sum(phases.values()))} ({parts or 'no time'})"
-        columns.append(Column(task.task_id, [round(phases[name], 3) for name in PHASES], title))
-    if not columns:
-        return None
+        tip = f"{task.domain}/{task.task_id}: {seconds_text(sum(phases.values()))} ({parts or 'no time'})"
+        columns.append(Column(task.task_id, [round(phases[name], 3) for name in PHASES], tip))
     segments = [(name, PHASE_COLOURS[name]) for name in PHASES]
-    return column_chart(
-        "phases", "Time per task, by phase", columns, segments, "seconds", unit=" s", height=300
-    )
+    return column_chart("phases", title, columns, segments, "seconds", unit=" s", height=300)
 
 
 def phase_totals(tasks: list[TaskView]) -> dict[str, float] | None:

@@ -121,17 +121,18 @@ def test_score_and_step_histograms_count_the_tasks(tmp_path: Path) -> None:
         out: dict[str, float] = {}
         for rect in found[key].iter(f"{SVG}rect"):
             if rect.get("data-segment"):
-                name = f"{rect.findtext(f'{SVG}title', '').split(':')[0]}|{rect.get('data-segment')}"
+                name = f"{rect.get('data-column')}|{rect.get('data-segment')}"
                 out[name] = float(rect.get("data-value", "nan"))
         return out
 
-    assert columns("scores") == {"score 0|tasks": 1.0, "score 0.5-0.6|tasks": 1.0, "score 1|tasks": 2.0}
-    assert columns("steps") == {
-        "1 steps|passed": 1.0,
-        "1 steps|not passed": 1.0,
-        "3 steps|passed": 1.0,
-        "3 steps|not passed": 1.0,
+    assert columns("scores") == {"0|tasks": 1.0, "0.5-0.6|tasks": 1.0, "1|tasks": 2.0}
+    assert columns("steps") == {"1|passed": 1.0, "1|not passed": 1.0, "3|passed": 1.0, "3|not passed": 1.0}
+    # one tooltip per column, on a transparent cover as tall as the column
+    covers = {
+        r.get("data-column"): r for r in found["steps"].iter(f"{SVG}rect") if r.get("fill") == "transparent"
     }
+    assert covers["3"].findtext(f"{SVG}title") == "3 steps: 2 tasks, 1 passed, 1 not passed"
+    assert covers["0"].get("height") == "0.0"
     # the step axis runs to the budget (15) even though no task used that many
     labels = texts(found["steps"])
     assert "15" in labels and "16" not in labels
