@@ -181,10 +181,21 @@ def repeat_summary(tasks: list[TaskView]) -> RepeatSummary | None:
     return summary if summary.max_trials > 1 else None
 
 
+def pass_all_k(summary: RepeatSummary) -> dict[int, float]:
+    """pass^k: the chance that ``k`` runs of a task drawn without replacement all passed,
+    ``C(c, k) / C(n, k)``, averaged over tasks (how reliably, not how often, tasks pass)."""
+    return {
+        k: sum(math.comb(t.passed, k) / math.comb(t.trials, k) for t in summary.per_task)
+        / len(summary.per_task)
+        for k in summary.pass_at
+    }
+
+
 def pass_at_k_plot(summary: RepeatSummary) -> Chart:
-    """The pass@k curve (unbiased estimator) for k up to the fewest trials of any task."""
-    points = sorted(summary.pass_at.items())
-    return line_chart("pass-at-k", "pass@k", [("pass@k", points)], "k (trials drawn)", "tasks passed")
+    """pass@k (at least one of k runs passed, unbiased estimator) and pass^k (all k passed)
+    for k up to the fewest runs of any task."""
+    series = [("pass@k", sorted(summary.pass_at.items())), ("pass^k", sorted(pass_all_k(summary).items()))]
+    return line_chart("pass-at-k", "pass@k and pass^k", series, "k (runs drawn)", "tasks")
 
 
 def index_plots(tasks: list[TaskView], groups: Groups) -> list[Chart]:

@@ -18,7 +18,8 @@ import pytest
 from report_tree import ACTION_SPACE, MODEL, OBSERVATION, record_task, write_task_file
 
 from pytest_osworld.report.html import write_report
-from pytest_osworld.report.plots import score_bins
+from pytest_osworld.report.model import TaskView
+from pytest_osworld.report.plots import phase_plot, score_bins
 from pytest_osworld.report.results import TaskRecorder, TaskResult
 from pytest_osworld.report.svg import nice_step
 
@@ -200,11 +201,21 @@ def test_pass_at_k_curve_with_repeats(tmp_path: Path) -> None:
         record_repeat(root, "y", repeat, passed=True)  # 3 of 3
     index = write_report(root)
     points = {
-        c.findtext(f"{SVG}title", "").split("k=")[1].split(":")[0]: float(c.get("data-value", "nan"))
+        c.findtext(f"{SVG}title", "").split(":")[0]: float(c.get("data-value", "nan"))
         for c in charts(index)["pass-at-k"].iter(f"{SVG}circle")
     }
-    # x: pass@1 = 1/3, pass@2 = 1 - C(2,2)/C(3,2) = 2/3, pass@3 = 1; y: 1 at every k
-    assert points == pytest.approx({"1": (1 / 3 + 1) / 2, "2": (2 / 3 + 1) / 2, "3": 1.0})
+    # pass@k, x: 1/3, 1 - C(2,2)/C(3,2) = 2/3, 1; y: 1 at every k
+    # pass^k, x: 1/3, C(1,2)/C(3,2) = 0, 0; y: 1 at every k
+    assert points == pytest.approx(
+        {
+            "pass@k at k=1": (1 / 3 + 1) / 2,
+            "pass@k at k=2": (2 / 3 + 1) / 2,
+            "pass@k at k=3": 1.0,
+            "pass^k at k=1": (1 / 3 + 1) / 2,
+            "pass^k at k=2": 0.5,
+            "pass^k at k=3": 0.5,
+        }
+    )
     html = index.read_text()
     assert '<div class="v">66.7%</div><div class="l">pass@1</div>' in html
     assert '<div class="v">83.3%</div><div class="l">pass@2</div>' in html
@@ -248,6 +259,22 @@ def test_hostile_labels_instructions_and_file_names_are_text(tmp_path: Path) -> 
     assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;</a>" in task_html  # the evaluator input's file name
     by_domain = charts(root / "index.html")["by-domain"]
     assert HOSTILE_ID in [t.findtext(f"{SVG}title") for t in by_domain.iter(f"{SVG}text")]
+
+
+def test_the_time_chart_keeps_the_longest_tasks_of_a_big_run(tmp_path: Path) -> None:
+    tasks = [
+        TaskView(
+            tmp_path, f"os/t{i}", "", "os", f"t{i}", {"timings": {"phases": {"agent": float((i * 37) % 70)}}}
+        )
+        for i in range(70)
+    ]
+    chart = phase_plot(tasks, most=60)
+    assert chart is not None and chart.title == "Time per task, by phase (the 60 longest of 70 tasks)"
+    drawn = [m.attrs["data-column"] for m in chart.marks if m.attrs.get("fill") == "transparent"]
+    # agent time (i * 37) % 70 takes every value 0..69 once; the 10 shortest (0..9 s) are left out
+    kept = [f"t{i}" for i in range(70) if (i * 37) % 70 >= 10]
+    assert drawn == kept
+    assert phase_plot(tasks[:5]) is not None and phase_plot([]) is None
 
 
 @pytest.mark.parametrize(
