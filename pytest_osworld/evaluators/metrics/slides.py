@@ -1,5 +1,9 @@
 """Impress metrics over .pptx files (python-pptx) and LibreOffice's registry settings.
 
+This module owns the metric entry points; the deck comparison behind ``compare_pptx_files``
+lives in ``_pptx_compare`` (options, the walk over two decks) and ``_pptx_views`` (shapes,
+paragraphs and runs read once from their XML).
+
 ``compare_pptx_files`` walks both decks in order and reports the first difference,
 for example ``"slide 2 shape 3 ('Title 1') paragraph 1 run 1: font size 28.0 vs 24.0"``.
 The OSWorld position checks (``examine_title_bottom_position`` and its siblings) were
@@ -13,17 +17,24 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 import zipfile
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from pytest_osworld.evaluators.metrics._pptx_compare import (
+    LOWER_HALF_EMU,
+    RIGHT_PART_EMU,
+    TOP_PART_EMU,
+    Mismatch,
+    PptxOptions,
+    background_rgb,
+    compare_decks,
+)
+from pytest_osworld.evaluators.metrics._pptx_views import PICTURE
 from pytest_osworld.evaluators.metrics._utils import (
     existing_file,
     failed,
     missing,
     passed,
     rules_of,
-    short,
     verdict,
 )
 from pytest_osworld.evaluators.score import Score
@@ -32,67 +43,25 @@ _A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 _OOR = "{http://openoffice.org/2001/registry}"
 
-#: A moved title or table must start below this (EMU), about the middle of a 16:9 slide.
-LOWER_HALF_EMU = 3600000
-#: A picture moved right must start right of this (EMU).
-RIGHT_PART_EMU = 4320000
-#: A picture moved up must start above this (EMU).
-TOP_PART_EMU = 1980000
+__all__ = [
+    "LOWER_HALF_EMU",
+    "RIGHT_PART_EMU",
+    "TOP_PART_EMU",
+    "PptxOptions",
+    "check_auto_saving_time",
+    "check_image_stretch_and_center",
+    "check_left_panel",
+    "check_page_number_colors",
+    "check_presenter_console_disable",
+    "check_slide_numbers_color",
+    "check_slide_orientation_Portrait",
+    "check_strikethrough",
+    "check_transition",
+    "compare_pptx_files",
+    "evaluate_presentation_fill_to_rgb_distance",
+]
 
-_PICTURE, _TABLE, _FREEFORM, _GROUP = 13, 19, 5, 6
-
-
-@dataclass(frozen=True)
-class PptxOptions:
-    """The ``examine_*`` switches of :func:`compare_pptx_files` and their defaults."""
-
-    number_of_slides: bool = True
-    shape: bool = True
-    text: bool = True
-    indent: bool = True
-    font_name: bool = True
-    font_size: bool = True
-    font_bold: bool = True
-    font_italic: bool = True
-    color_rgb: bool = True
-    font_underline: bool = True
-    strike_through: bool = True
-    alignment: bool = True
-    bullets: bool = True
-    background_color: bool = True
-    note: bool = True
-    run_count: bool = True
-    title_bottom_position: bool = False
-    table_bottom_position: bool = False
-    right_position: bool = False
-    top_position: bool = False
-    shape_for_shift_size: bool = False
-    image_size: bool = False
-    modify_height: bool = False
-    shape_lenient_height: bool = False
-    tolerance: float = 0.005
-
-    @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> PptxOptions:
-        """Build from the task's ``options`` (``examine_<name>``, ``approximately_tolerance``)."""
-        values: dict[str, Any] = {}
-        for name in cls.__dataclass_fields__:
-            key = "approximately_tolerance" if name == "tolerance" else f"examine_{name}"
-            if key in options:
-                values[name] = float(options[key]) if name == "tolerance" else bool(options[key])
-        return cls(**values)
-
-
-class _Mismatch(Exception):
-    """The first difference found; its message is the metric's reason."""
-
-
-def _close(a: float | None, b: float | None, tolerance: float) -> bool:
-    if a == b:
-        return True
-    if a is None or b is None or a == 0 or b == 0:
-        return False
-    return abs(a - b) / max(abs(a), abs(b)) <= tolerance
+_PICTURE = PICTURE
 
 
 def _shape_kind(shape: Any) -> int | None:
@@ -102,223 +71,8 @@ def _shape_kind(shape: Any) -> int | None:
         return None
 
 
-def _has_text(shape: Any) -> bool:
-    return bool(getattr(shape, "has_text_frame", False))
-
-
 def _geometry(shape: Any) -> tuple[Any, Any, Any, Any]:
     return shape.left, shape.top, shape.width, shape.height
-
-
-def _same_geometry(s1: Any, s2: Any, o: PptxOptions, skip_height: bool = False) -> bool:
-    g1, g2 = _geometry(s1), _geometry(s2)
-    parts = range(3) if skip_height else range(4)
-    return all(_close(g1[i], g2[i], o.tolerance) for i in parts)
-
-
-def _background_rgb(slide: Any) -> Any:
-    for fill in (slide.background.fill, slide.slide_layout.slide_master.background.fill):
-        try:
-            if fill.type == 1:  # MSO_FILL.SOLID
-                return fill.fore_color.rgb
-        except (AttributeError, TypeError):
-            return None
-        if fill.type not in (None, 5):  # only "background" (5) or unset falls back to the master
-            return None
-    return None
-
-
-def _notes(slide: Any) -> str:
-    if not slide.has_notes_slide:
-        return ""
-    return str(slide.notes_slide.notes_text_frame.text).strip()
-
-
-def _check_positions(s1: Any, s2: Any, o: PptxOptions, where: str) -> None:
-    kind1, kind2 = _shape_kind(s1), _shape_kind(s2)
-    is_title = (
-        _has_text(s1)
-        and _has_text(s2)
-        and s1.is_placeholder
-        and "title" in str(s1.placeholder_format.type).lower()
-    )
-    if o.title_bottom_position:
-        if is_title and s1.text_frame.text == s2.text_frame.text:
-            if s1.top <= s2.top or s1.top < LOWER_HALF_EMU:
-                raise _Mismatch(f"{where}: the title was not moved to the bottom (top {s1.top} vs {s2.top})")
-        elif not _same_geometry(s1, s2, o):
-            raise _Mismatch(f"{where}: geometry {_geometry(s1)} vs {_geometry(s2)}")
-    if o.table_bottom_position:
-        if kind1 == kind2 == _TABLE:
-            if s1.top <= s2.top or s1.top < LOWER_HALF_EMU:
-                raise _Mismatch(f"{where}: the table was not moved to the bottom (top {s1.top} vs {s2.top})")
-        elif not _same_geometry(s1, s2, o):
-            raise _Mismatch(f"{where}: geometry {_geometry(s1)} vs {_geometry(s2)}")
-    if o.right_position and kind1 == kind2 == _PICTURE and (s1.left <= s2.left or s1.left < RIGHT_PART_EMU):
-        raise _Mismatch(f"{where}: the picture was not moved right (left {s1.left} vs {s2.left})")
-    if o.top_position and kind1 == kind2 == _PICTURE and (s1.top >= s2.top or s1.top > TOP_PART_EMU):
-        raise _Mismatch(f"{where}: the picture was not moved up (top {s1.top} vs {s2.top})")
-    same_text = _has_text(s1) and _has_text(s2) and s1.text_frame.text == s2.text_frame.text
-    if o.shape_for_shift_size and not same_text and not _same_geometry(s1, s2, o):
-        raise _Mismatch(f"{where}: geometry {_geometry(s1)} vs {_geometry(s2)}")
-    if o.shape and not _same_geometry(s1, s2, o, skip_height=o.shape_lenient_height and _has_text(s1)):
-        raise _Mismatch(f"{where}: geometry (left, top, width, height) {_geometry(s1)} vs {_geometry(s2)}")
-    if o.image_size:
-        if kind1 == kind2 == _PICTURE:
-            if not (_close(s1.width, s2.width, o.tolerance) and _close(s1.height, s2.height, o.tolerance)):
-                raise _Mismatch(f"{where}: picture size {(s1.width, s1.height)} vs {(s2.width, s2.height)}")
-        elif not _same_geometry(s1, s2, o):
-            raise _Mismatch(f"{where}: geometry {_geometry(s1)} vs {_geometry(s2)}")
-    if o.modify_height:
-        if (not _has_text(s1) and not _has_text(s2)) or kind1 == kind2 == _FREEFORM:
-            if not _close(s1.height, s2.height, o.tolerance):
-                raise _Mismatch(f"{where}: height {s1.height} vs {s2.height}")
-        elif not _same_geometry(s1, s2, o):
-            raise _Mismatch(f"{where}: geometry {_geometry(s1)} vs {_geometry(s2)}")
-
-
-def _falsy_equal(a: Any, b: Any) -> bool:
-    return a == b or (not a and not b)
-
-
-def _color(font: Any) -> Any:
-    try:
-        return font.color.rgb if font.color.type is not None else None
-    except AttributeError:
-        return None
-
-
-def _strike(font: Any) -> str:
-    return str(font._element.attrib.get("strike", "noStrike"))
-
-
-def _compare_runs(p1: Any, p2: Any, o: PptxOptions, where: str, table_mode: bool = False) -> None:
-    runs1, runs2 = p1.runs, p2.runs
-    if (o.run_count or table_mode) and len(runs1) != len(runs2):
-        raise _Mismatch(f"{where}: {len(runs1)} runs vs {len(runs2)}")
-    for index, (r1, r2) in enumerate(zip(runs1, runs2, strict=False), start=1):
-        f1, f2 = r1.font, r2.font
-        at = f"{where} run {index} ({short(r1.text, 30)})"
-        checks: list[tuple[bool, str, Any, Any, bool]] = [
-            (o.font_name and not table_mode, "font name", f1.name, f2.name, f1.name == f2.name),
-            (
-                o.font_size and not table_mode,
-                "font size",
-                f1.size and f1.size.pt,
-                f2.size and f2.size.pt,
-                f1.size == f2.size,
-            ),
-            (o.font_bold, "bold", f1.bold, f2.bold, _falsy_equal(f1.bold, f2.bold)),
-            (o.font_italic, "italic", f1.italic, f2.italic, _falsy_equal(f1.italic, f2.italic)),
-            (
-                o.color_rgb,
-                "colour",
-                _color(f1),
-                _color(f2),
-                _color(f1) == _color(f2) or None in (_color(f1), _color(f2)),
-            ),
-            (
-                o.font_underline,
-                "underline",
-                f1.underline,
-                f2.underline,
-                _falsy_equal(f1.underline, f2.underline),
-            ),
-            (
-                o.strike_through and not table_mode,
-                "strike",
-                _strike(f1),
-                _strike(f2),
-                _strike(f1) == _strike(f2),
-            ),
-        ]
-        for enabled, name, v1, v2, same in checks:
-            if enabled and not same:
-                raise _Mismatch(f"{at}: {name} {v1} vs {v2}")
-
-
-def _bullet(paragraph: Any) -> tuple[str, str]:
-    ppr = paragraph._p.find(f"{{{_A}}}pPr")
-    if ppr is None:
-        return "0", ""
-    char = ppr.find(f"{{{_A}}}buChar")
-    return ppr.get("lvl") or "0", "" if char is None else (char.get("char") or "")
-
-
-def _compare_text(s1: Any, s2: Any, o: PptxOptions, where: str) -> None:
-    from pptx.enum.text import PP_ALIGN
-
-    if o.text and s1.text_frame.text.strip() != s2.text_frame.text.strip():
-        raise _Mismatch(
-            f"{where}: text {short(s1.text_frame.text.strip())} vs {short(s2.text_frame.text.strip())}"
-        )
-    paras1, paras2 = s1.text_frame.paragraphs, s2.text_frame.paragraphs
-    if len(paras1) != len(paras2):
-        raise _Mismatch(f"{where}: {len(paras1)} paragraphs vs {len(paras2)}")
-    for index, (p1, p2) in enumerate(zip(paras1, paras2, strict=True), start=1):
-        at = f"{where} paragraph {index}"
-        if o.alignment and (p1.alignment or PP_ALIGN.LEFT) != (p2.alignment or PP_ALIGN.LEFT):
-            raise _Mismatch(f"{at}: alignment {p1.alignment} vs {p2.alignment}")
-        if o.text and p1.text != p2.text:
-            raise _Mismatch(f"{at}: text {short(p1.text)} vs {short(p2.text)}")
-        if o.indent and p1.level != p2.level:
-            raise _Mismatch(f"{at}: level {p1.level} vs {p2.level}")
-        if o.bullets and p1.text.strip() and _bullet(p1) != _bullet(p2):
-            raise _Mismatch(f"{at}: bullet {_bullet(p1)} vs {_bullet(p2)}")
-        _compare_runs(p1, p2, o, at)
-
-
-def _compare_table(s1: Any, s2: Any, o: PptxOptions, where: str) -> None:
-    t1, t2 = s1.table, s2.table
-    if len(t1.rows) != len(t2.rows) or len(t1.columns) != len(t2.columns):
-        raise _Mismatch(
-            f"{where}: table {len(t1.rows)}x{len(t1.columns)} vs {len(t2.rows)}x{len(t2.columns)}"
-        )
-    for r in range(len(t1.rows)):
-        for c in range(len(t1.columns)):
-            c1, c2 = t1.cell(r, c), t2.cell(r, c)
-            at = f"{where} cell ({r},{c})"
-            if o.text and c1.text.strip() != c2.text.strip():
-                raise _Mismatch(f"{at}: text {short(c1.text)} vs {short(c2.text)}")
-            paras1, paras2 = c1.text_frame.paragraphs, c2.text_frame.paragraphs
-            if len(paras1) != len(paras2):
-                raise _Mismatch(f"{at}: {len(paras1)} paragraphs vs {len(paras2)}")
-            for i, (p1, p2) in enumerate(zip(paras1, paras2, strict=True), start=1):
-                _compare_runs(p1, p2, o, f"{at} paragraph {i}", table_mode=True)
-
-
-def _compare_shapes(shapes1: Any, shapes2: Any, o: PptxOptions, where: str) -> None:
-    list1, list2 = list(shapes1), list(shapes2)
-    if len(list1) != len(list2):
-        raise _Mismatch(f"{where}: {len(list1)} shapes vs {len(list2)}")
-    for index, (s1, s2) in enumerate(zip(list1, list2, strict=True), start=1):
-        at = f"{where} shape {index} ({s1.name!r})"
-        _check_positions(s1, s2, o, at)
-        if _shape_kind(s1) == _TABLE and _shape_kind(s2) == _TABLE:
-            _compare_table(s1, s2, o, at)
-        if _has_text(s1) and _has_text(s2):
-            _compare_text(s1, s2, o, at)
-        elif _has_text(s1) != _has_text(s2) and o.text:
-            raise _Mismatch(f"{at}: one shape has text, the other not")
-        if _shape_kind(s1) == _GROUP and _shape_kind(s2) == _GROUP:
-            _compare_shapes(s1.shapes, s2.shapes, o, f"{at} group")
-
-
-def _compare_decks(path1: str, path2: str, o: PptxOptions) -> int:
-    from pptx import Presentation
-
-    deck1, deck2 = Presentation(path1), Presentation(path2)
-    slides1, slides2 = list(deck1.slides), list(deck2.slides)
-    if o.number_of_slides and len(slides1) != len(slides2):
-        raise _Mismatch(f"{len(slides1)} slides vs {len(slides2)}")
-    for number, (a, b) in enumerate(zip(slides1, slides2, strict=False), start=1):
-        where = f"slide {number}"
-        if o.background_color and _background_rgb(a) != _background_rgb(b):
-            raise _Mismatch(f"{where}: background {_background_rgb(a)} vs {_background_rgb(b)}")
-        if o.note and _notes(a) != _notes(b):
-            raise _Mismatch(f"{where}: notes {short(_notes(a))} vs {short(_notes(b))}")
-        _compare_shapes(a.shapes, b.shapes, o, where)
-    return min(len(slides1), len(slides2))
 
 
 def compare_pptx_files(result: Any, expected: Any = None, **options: Any) -> Score:
@@ -340,8 +94,8 @@ def compare_pptx_files(result: Any, expected: Any = None, **options: Any) -> Sco
         return gold_problem
     settings = PptxOptions.from_options(options)
     try:
-        count = _compare_decks(path or "", gold or "", settings)
-    except _Mismatch as exc:
+        count = compare_decks(path or "", gold or "", settings)
+    except Mismatch as exc:
         return failed(str(exc))
     except Exception as exc:  # python-pptx raises several types on a corrupt deck
         return failed(f"cannot read the decks: {exc}")
@@ -413,7 +167,7 @@ def check_transition(result: Any, expected: Any = None, **options: Any) -> Score
 
 
 def _fill_distance(slide: Any, target: tuple[int, int, int], original: tuple[int, int, int] | None) -> float:
-    rgb = _background_rgb(slide)
+    rgb = background_rgb(slide)
     if rgb is None or (original is not None and tuple(rgb) == tuple(original)):
         return 1.0
     return math.dist(tuple(rgb), target) / math.dist((0, 0, 0), (255, 255, 255))
