@@ -111,6 +111,11 @@ def pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
+def dicts(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list read from JSON (anything else in it, or a non-list, is left out)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def json_text(value: Any) -> str:
     """A value as readable text: strings as they are, the rest as indented JSON."""
     if isinstance(value, str):
@@ -192,9 +197,9 @@ def index_context(tasks: list[TaskView], title: str) -> dict[str, Any]:
     }
     if not tasks:
         return context
-    tokens_in = sum(int(t.usage.get("input_tokens") or 0) for t in tasks)
-    tokens_out = sum(int(t.usage.get("output_tokens") or 0) for t in tasks)
-    cost = sum(float(t.usage.get("cost_usd") or 0.0) for t in tasks)
+    tokens_in = round(sum(number(t.usage.get("input_tokens")) or 0 for t in tasks))
+    tokens_out = round(sum(number(t.usage.get("output_tokens")) or 0 for t in tasks))
+    cost = sum(number(t.usage.get("cost_usd")) or 0.0 for t in tasks)
     cards = [
         ("success rate", pct(overall.rate)),
         ("passed / ran", f"{overall.passed} / {overall.ran}"),
@@ -266,10 +271,10 @@ def task_context(task: TaskView, index: Path) -> dict[str, Any]:
         "task": task,
         "back": href(Path(os.path.relpath(index, task.folder)).as_posix()),
         "rescore": rescore,
-        "metrics": [_metric(m) for m in result.get("metrics", []) if isinstance(m, dict)],
-        "inputs": [
-            _inputs(task.folder, i) for i in result.get("evaluator_inputs", []) if isinstance(i, dict)
-        ],
+        "threshold": number(result.get("threshold")),
+        "reason": str(result.get("reason") or "") if task.result is not None else "",
+        "metrics": [_metric(m) for m in dicts(result.get("metrics"))],
+        "inputs": [_inputs(task.folder, i) for i in dicts(result.get("evaluator_inputs"))],
         "plots": task_plots(task),
         "recording": (task.folder / "recording.mp4").is_file(),
         "steps": steps,
@@ -337,9 +342,10 @@ def _steps(task: TaskView) -> tuple[list[dict[str, Any]], dict[str, str] | None,
             meta.append(duration(float(step["duration_s"])))
         usage = step.get("usage")
         if isinstance(usage, dict) and (usage.get("input_tokens") or usage.get("output_tokens")):
-            meta.append(
-                f"{usage.get('input_tokens') or 0:,} in / {usage.get('output_tokens') or 0:,} out tokens"
+            tokens_in, tokens_out = (
+                round(number(usage.get(k)) or 0) for k in ("input_tokens", "output_tokens")
             )
+            meta.append(f"{tokens_in:,} in / {tokens_out:,} out tokens")
         if step.get("action_timestamp"):
             meta.append(str(step["action_timestamp"]))
         actions = step.get("actions")

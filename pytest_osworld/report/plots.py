@@ -234,7 +234,8 @@ def task_plots(task: TaskView) -> list[Chart]:
     charts = [bar_chart("task-phases", "Time by phase", rows, [PHASE_COLOURS[n] for n in PHASES])]
     parts = ("observe", "agent", "actions")
     columns = []
-    for entry in task.timings.get("step_times") or []:
+    step_times = task.timings.get("step_times")
+    for entry in step_times if isinstance(step_times, list) else []:
         if isinstance(entry, dict):
             values = [max(0.0, number(entry.get(p)) or 0.0) for p in parts]
             columns.append(Column(f"step {entry.get('index', '?')}", [round(v, 3) for v in values]))

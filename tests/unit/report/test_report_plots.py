@@ -297,3 +297,35 @@ def test_score_bins_edges() -> None:
     assert counts["0"] == 2 and counts["0.0-0.1"] == 1 and counts["0.1-0.2"] == 1
     assert counts["0.9-1.0"] == 1 and counts["1"] == 2
     assert sum(counts.values()) == 7
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"outcome": "passed"},  # a minimal hand-written result
+        {
+            "outcome": 5,
+            "score": "high",
+            "threshold": "x",
+            "reason": ["not", "text"],
+            "metrics": "none",
+            "evaluator_inputs": {"func": "x"},
+            "steps": "3",
+            "max_steps": None,
+            "duration_s": True,
+            "usage": {"input_tokens": "many", "cost_usd": None},
+            "provenance": "?",
+            "timings": {"phases": {"agent": "slow", "restore": -1}, "step_times": 7},
+            "repeat": "2",
+        },
+    ],
+)
+def test_odd_result_files_still_give_pages(tmp_path: Path, result: dict[str, object]) -> None:
+    root = tmp_path / "results"
+    folder = root / ACTION_SPACE / OBSERVATION / MODEL / "os" / "odd"
+    folder.mkdir(parents=True)
+    (folder / "result.json").write_text(json.dumps(result))
+    index = write_report(root)
+    assert "odd" in index.read_text()
+    assert "<h2>Evaluator</h2>" in (folder / "report.html").read_text()
+    assert {"by-category", "by-domain", "scores", "steps"} <= set(charts(index))
