@@ -37,6 +37,8 @@ _COLOURS = tuple(
 _BOOLEANS = {"1": True, "true": True, "0": False, "false": False}
 _UNDERLINES = {"none": False, "sng": True}
 
+_NO_PARENT: Any = None
+
 #: MSO_SHAPE_TYPE values the comparison tells apart.
 PICTURE, TABLE, FREEFORM, GROUP, PLACEHOLDER = 13, 19, 5, 6, 14
 
@@ -129,7 +131,7 @@ class RunView:
     def _slow(self, r: Any) -> None:
         from pptx.text.text import _Run
 
-        run = _Run(r, None)
+        run = _Run(r, _NO_PARENT)  # values only: no part is needed
         font = run.font
         self.text = run.text
         self.name, self.size, self.bold, self.italic = font.name, font.size, font.bold, font.italic
@@ -179,7 +181,7 @@ class ParagraphView:
         """The python-pptx paragraph (for values shown in reasons)."""
         from pptx.text.text import _Paragraph
 
-        return _Paragraph(self._p, None)
+        return _Paragraph(self._p, _NO_PARENT)
 
 
 def paragraphs_of(text_body: Any) -> list[ParagraphView]:
