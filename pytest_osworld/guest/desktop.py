@@ -1,14 +1,14 @@
 """The X side of the guest: screenshots, screen and cursor, windows, readiness probes.
 
 Screenshots go through mss (XShmGetImage, a few ms) with the cursor composited in by
-XFixes, then a level-1 PNG encode: the encoder dominates, so it is tuned for speed, not
-size. Window operations follow OSWorld's ``wmctrl`` semantics so titles and classes
+XFixes, then a lossless PNG encode by :mod:`pytest_osworld.guest.png` (fpng when it is
+installed, else Pillow at zlib level 1): the encoder dominates, so it is tuned for
+speed, not size. Window operations follow OSWorld's ``wmctrl`` semantics so titles and classes
 match the same way they do on OSWorld's VM.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import subprocess
@@ -17,10 +17,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_osworld.guest import png
+from pytest_osworld.guest.png import PNG_COMPRESS_LEVEL
 from pytest_osworld.windows import find_window, parse_wmctrl_lx
 
-#: zlib level of screenshot PNGs: 1 is about 40% faster than PIL's default 6.
-PNG_COMPRESS_LEVEL = 1
+__all__ = ["PNG_COMPRESS_LEVEL", "DesktopError", "Screen", "Window"]
 
 
 class DesktopError(Exception):
@@ -43,23 +44,28 @@ def _display() -> Any:
 
 
 class Screen:
-    """Screenshots of the whole X screen, serialised behind one mss instance."""
+    """Screenshots of the whole X screen, serialised behind one mss instance.
 
-    def __init__(self) -> None:
+    ``encoder`` names the PNG encoder (:data:`pytest_osworld.guest.png.ENCODERS`); by
+    default it is chosen at the first screenshot (:func:`~pytest_osworld.guest.png.choose_encoder`).
+    """
+
+    def __init__(self, encoder: str | None = None) -> None:
         self._lock = threading.Lock()
         self._grabber: Any = None
+        self._requested = encoder
+        self.encoder: str | None = None
 
     def _mss(self) -> Any:
         if self._grabber is None:
             import mss
 
-            self._grabber = mss.mss(with_cursor=True)
+            factory = mss.MSS if hasattr(mss, "MSS") else mss.mss  # mss.mss is deprecated in 10.2
+            self._grabber = factory(with_cursor=True)
         return self._grabber
 
-    def grab_png(self) -> bytes:
-        """The screen as PNG bytes, cursor included."""
-        from PIL import Image
-
+    def grab_rgb(self) -> tuple[bytes, int, int]:
+        """The screen as packed RGB pixels, cursor included, with its width and height."""
         with self._lock:
             try:
                 shot = self._mss().grab(self._mss().monitors[1])
@@ -67,10 +73,15 @@ class Screen:
                 # A stale connection (e.g. after an X restart): reconnect once.
                 self._grabber = None
                 shot = self._mss().grab(self._mss().monitors[1])
-            image = Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
-        buffer = io.BytesIO()
-        image.save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-        return buffer.getvalue()
+        width, height = shot.size
+        return png.bgrx_to_rgb(shot.raw, width, height), width, height
+
+    def grab_png(self) -> bytes:
+        """The screen as PNG bytes, cursor included."""
+        if self.encoder is None:
+            self.encoder = png.choose_encoder(self._requested)
+        rgb, width, height = self.grab_rgb()
+        return png.encode_png(rgb, width, height, self.encoder)
 
 
 def screen_size() -> tuple[int, int]:
