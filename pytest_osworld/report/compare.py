@@ -141,7 +141,10 @@ def comparison_context(a_dir: Path, b_dir: Path, out_dir: Path, labels: tuple[st
     tasks_a, tasks_b = load_tasks(a_dir), load_tasks(b_dir)
     for folder, tasks in ((a_dir, tasks_a), (b_dir, tasks_b)):
         if not tasks:
-            raise ComparisonError(f"{folder} holds no task results (no <...>/<domain>/<task_id>/result.json)")
+            raise ComparisonError(
+                f"{folder} holds no task results: expected <action_space>/<observation_type>/<model>/"
+                "<domain>/<task_id>/result.json below it; give the --results-dir of a run"
+            )
     sides_a, sides_b = _sides(tasks_a, out_dir), _sides(tasks_b, out_dir)
     rows: list[dict[str, Any]] = []
     for key in sorted(set(sides_a) | set(sides_b)):
@@ -223,7 +226,10 @@ def write_comparison(a: Path, b: Path, out: Path, labels: tuple[str, str] | None
     a, b, out = Path(a), Path(b), Path(out)
     for folder in (a, b):
         if not folder.is_dir():
-            raise ComparisonError(f"{folder} is not a results folder (it does not exist or is a file)")
+            raise ComparisonError(
+                f"{folder} is not a results folder (it does not exist or is a file); "
+                "give the --results-dir of a run"
+            )
     page = out / COMPARISON_NAME if out.is_dir() or not out.suffix else out
     page.parent.mkdir(parents=True, exist_ok=True)
     context = comparison_context(a, b, page.parent, labels or default_labels(a, b))
