@@ -20,7 +20,7 @@ from typing import Any
 from pytest_osworld.report.html import TASK_PAGE_NAME, href, pct, render, score_text, write_if_changed
 from pytest_osworld.report.model import Group, Groups, TaskView, count_groups, load_tasks
 from pytest_osworld.report.plots import wilson_table
-from pytest_osworld.report.svg import RateRow, rate_chart
+from pytest_osworld.report.svg import Chart, RateRow, rate_chart
 
 #: The name written when ``out`` is a folder.
 COMPARISON_NAME = "compare.html"
@@ -128,7 +128,7 @@ def _rate_rows(
 
 def _paired_chart(
     key: str, title: str, a: dict[str, Group], b: dict[str, Group], names: list[str], labels: list[str]
-) -> Any:
+) -> Chart:
     rows = [
         RateRow(name, [(g.passed, g.ran) if g else (0, 0) for g in (a.get(name), b.get(name))])
         for name in names

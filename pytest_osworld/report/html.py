@@ -39,6 +39,7 @@ from pytest_osworld.report.model import (
     number,
 )
 from pytest_osworld.report.plots import index_plots, repeat_summary, task_plots
+from pytest_osworld.report.stats import RepeatSummary
 
 INDEX_NAME = "index.html"
 TASK_PAGE_NAME = "report.html"
@@ -238,7 +239,7 @@ def index_context(tasks: list[TaskView], title: str) -> dict[str, Any]:
     return context
 
 
-def _repeat_cards(summary: Any) -> list[tuple[str, str]]:
+def _repeat_cards(summary: RepeatSummary) -> list[tuple[str, str]]:
     low, high = summary.pass1_ci
     cards = [
         ("pass@1", pct(summary.pass1)),

@@ -2,9 +2,10 @@
 
 Each builder lays a chart out and returns a :class:`Chart`: a list of :class:`Mark` (an SVG
 element, its attributes, its text and a tooltip) that one template
-(``templates/partials/chart.html``) writes out, autoescaped. Labels come from results
-(domain names, task ids) and are hostile text: they only ever travel as attribute values
-and text, never as markup. Every chart has a ``<title>`` and a ``<desc>`` for screen
+(``templates/partials/chart.html``) writes out: text and tooltips autoescaped, attribute
+values escaped by :attr:`Mark.attributes`. Labels come from results (domain names, task
+ids) and are hostile text: they only ever travel as attribute values and text, never as
+markup. Every chart has a ``<title>`` and a ``<desc>`` for screen
 readers, and every bar or point a ``<title>`` tooltip with its exact figures.
 """
 
