@@ -137,6 +137,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # package templates do not change while a run goes on
     )
     env.filters.update(clip=clip, duration=duration, score=score_text, pct=pct)
     env.globals["outcomes"] = OUTCOMES
