@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_osworld.guest.memory import keep_large_buffers
 from pytest_osworld.guest.server import GuestApp, make_server, serve
 
 
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"cannot read --token-file: {exc}")
     if not token:
         parser.error(f"--token-file {args.token_file} is empty")
+    keep_large_buffers()  # screenshots and uploads reuse their buffers (see guest/memory.py)
     app = GuestApp(token)
     server = make_server(app, unix_socket=args.unix_socket, host=args.host, port=args.port or 0)
     server.verbose = args.verbose  # type: ignore[attr-defined]
