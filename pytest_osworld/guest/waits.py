@@ -277,12 +277,14 @@ def find_elements(
     app: str | None = None,
     partial: bool = False,
     state: str | None = None,
+    text: str | None = None,
     tree: ET.Element | None = None,
 ) -> list[Element]:
     """On-screen elements of ``role`` (AT-SPI role, ``"push button"`` or ``"push-button"``)
     named ``name`` (exact, or a substring with ``partial=True``; any name if None), in
     applications whose name contains ``app`` (any case), with the AT-SPI ``state`` (e.g.
-    ``"focused"``, ``"checked"``) if given; in document order.
+    ``"focused"``, ``"checked"``) and whose text contains ``text`` (paragraphs, cells and
+    terminals have text but no name) if given; in document order.
 
     ``tree`` is a walk to search (:func:`desktop_tree` by default).
     """
@@ -298,6 +300,8 @@ def find_elements(
             node_name = node.get("name", "")
             if name is not None and not (name in node_name if partial else node_name == name):
                 continue
+            if text is not None and text not in (node.text or ""):
+                continue
             element = _on_screen(node, tag, app_name)
             if element is not None and (state is None or state in element.states):
                 found.append(element)
@@ -305,9 +309,16 @@ def find_elements(
 
 
 def _element_what(
-    role: str, name: str | None, app: str | None, partial: bool, state: str | None = None
+    role: str,
+    name: str | None,
+    app: str | None,
+    partial: bool,
+    state: str | None = None,
+    text: str | None = None,
 ) -> str:
     named = "any name" if name is None else f"name {'containing ' if partial else ''}{name!r}"
+    if text is not None:
+        named += f" and text containing {text!r}"
     where = f" in {app!r}" if app is not None else ""
     having = f" and state {state!r}" if state is not None else ""
     return f"an on-screen {_role_tag(role)} with {named}{having}{where}"
@@ -328,6 +339,7 @@ def wait_element(
     app: str | None = None,
     partial: bool = False,
     state: str | None = None,
+    text: str | None = None,
     stable: bool = False,
     timeout: float = 15.0,
     source: Callable[[], ET.Element] = desktop_tree,
@@ -344,7 +356,7 @@ def wait_element(
 
     def probe() -> Element | None:
         last[:] = [source()]
-        found = find_elements(role, name, app=app, partial=partial, state=state, tree=last[0])
+        found = find_elements(role, name, app=app, partial=partial, state=state, text=text, tree=last[0])
         if not found:
             before.clear()
             return None
@@ -356,7 +368,7 @@ def wait_element(
     return wait_until(
         probe,
         timeout,
-        what=_element_what(role, name, app, partial, state) + (", standing still" if stable else ""),
+        what=_element_what(role, name, app, partial, state, text) + (", standing still" if stable else ""),
         poll=0.1,
         seen=lambda: _same_role_seen(role, app, last),
     )
@@ -387,6 +399,7 @@ def click_element(
     app: str | None = None,
     partial: bool = False,
     state: str | None = None,
+    text: str | None = None,
     stable: bool = True,
     timeout: float = 15.0,
     clicks: int = 1,
@@ -398,7 +411,15 @@ def click_element(
     import pyautogui
 
     element = wait_element(
-        role, name, app=app, partial=partial, state=state, stable=stable, timeout=timeout, source=source
+        role,
+        name,
+        app=app,
+        partial=partial,
+        state=state,
+        text=text,
+        stable=stable,
+        timeout=timeout,
+        source=source,
     )
     x, y = element.center
     pyautogui.click(x, y, clicks=clicks, button=button)

@@ -235,3 +235,15 @@ def test_click_element_clicks_the_centre(tree: ET.Element, monkeypatch: pytest.M
     element = click_element("push-button", "OK", app="soffice", clicks=2, timeout=1, source=lambda: tree)
     assert element.app == "soffice"
     assert clicks == [(1040, 815, 2, "left")]
+
+
+def test_find_elements_by_text() -> None:
+    tree = ET.fromstring(
+        f"<desktop-frame {NS}><application name='soffice'>"
+        "<paragraph name='' cp:screencoord='(330, 412)' cp:size='(524, 75)'>Harbour boat tour</paragraph>"
+        "<paragraph name='' cp:screencoord='(330, 486)' cp:size='(585, 76)'>Museum visit</paragraph>"
+        "</application></desktop-frame>"
+    )
+    assert [e.y for e in find_elements("paragraph", text="boat", tree=tree)] == [412]
+    with pytest.raises(WaitTimeout, match="any name and text containing 'Zoo'"):
+        wait_element("paragraph", text="Zoo", timeout=0.1, source=lambda: tree)
