@@ -8,7 +8,9 @@ expected books, and the ``RI0`` / ``ENSheet1`` sheet indices) and :class:`RuleFa
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,20 @@ RuleResult = tuple[bool, str]
 #: The readers of cell values ``_Book`` may use: ``"auto"`` (calamine, falling back to
 #: openpyxl where :class:`FastBook` declines) or ``"openpyxl"`` only.
 VALUE_READERS = ("auto", "openpyxl")
+_default_reader = ["auto"]
+
+
+@contextlib.contextmanager
+def value_reader(name: str) -> Iterator[None]:
+    """Within the block, workbooks read their cell values with ``name`` (one of VALUE_READERS)."""
+    if name not in VALUE_READERS:
+        raise ValueError(f"unknown value reader {name!r}; known: {', '.join(VALUE_READERS)}")
+    previous = _default_reader[0]
+    _default_reader[0] = name
+    try:
+        yield
+    finally:
+        _default_reader[0] = previous
 
 
 class RuleFailure(Exception):
@@ -35,7 +51,7 @@ class _Book:
     """
 
     path: str
-    reader: str = "auto"
+    reader: str = ""  # one of VALUE_READERS; empty: the one value_reader() set ("auto")
     fallbacks: dict[str, str] = field(default_factory=dict)
     _fast: FastBook | None = None
     _fast_tried: bool = False
@@ -47,7 +63,7 @@ class _Book:
         """The calamine reader of this workbook, or None when it declined (see ``fallbacks``)."""
         if not self._fast_tried:
             self._fast_tried = True
-            if self.reader == "openpyxl":
+            if (self.reader or _default_reader[0]) == "openpyxl":
                 self.fallbacks["*"] = "openpyxl reader requested"
             else:
                 try:

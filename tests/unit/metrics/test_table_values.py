@@ -323,3 +323,45 @@ def test_the_openpyxl_reader_can_be_forced(tmp_path: Path) -> None:
     assert book.grid("S") == [[1, 2.5]]
     assert book.fallbacks == {"*": "openpyxl reader requested"}
     assert book.fast() is None
+
+
+def test_compare_table_scores_the_same_with_either_reader(tmp_path: Path) -> None:
+    from pytest_osworld.evaluators.metrics._table_books import value_reader
+
+    rows = [[1, 2.5, "x", datetime.date(2024, 1, 2)], [3, "y", True, None]]
+    expected = write_book(tmp_path / "e.xlsx", {"S": rows, "T": [["t"]]})
+    changed = write_book(
+        tmp_path / "c.xlsx", {"S": [[1, 2.5, "x", datetime.date(2024, 1, 3)], rows[1]], "T": []}
+    )
+    rule_sets = [
+        [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}],
+        [{"type": "sheet_name"}],
+        [
+            {
+                "type": "check_cell",
+                "sheet_idx": 0,
+                "coordinate": "D1",
+                "props": {"value": {"method": "re", "ref": "2024"}},
+            }
+        ],
+        [
+            {
+                "type": "sheet_fuzzy",
+                "sheet_idx0": 0,
+                "sheet_idx1": "EI0",
+                "rules": [{"range": ["A1:D2"], "type": "exact_match"}],
+            }
+        ],
+    ]
+    scores: dict[str, list[Any]] = {}
+    for reader in ("auto", "openpyxl"):
+        with value_reader(reader):
+            scores[reader] = [
+                table.compare_table(path, expected, rules=rules)
+                for path in (expected, changed)
+                for rules in rule_sets
+            ]
+    assert scores["auto"] == scores["openpyxl"]
+    assert {score.value for score in scores["auto"]} == {0.0, 1.0}
+    with pytest.raises(ValueError, match="unknown value reader 'pandas'"), value_reader("pandas"):
+        pass
