@@ -14,14 +14,28 @@ A factory for ``--agent mypackage.mymodule:make_agent``::
         inner = MyOSWorldAgent(model=config.model, action_space=config.action_space,
                                observation_type=config.observation_type)
         return OSWorldAdapter(inner)
+
+OSWorld's own agents (``mm_agents`` in the ``desktop-env`` package) run unchanged with
+``--agent=osworld:mm_agents.agent.PromptAgent --model=gpt-4o`` (``--agent-arg`` sets
+their other constructor keywords), once ``scripts/osworld-agents`` has installed them:
+:func:`osworld_factory` puts that install on ``sys.path``, builds the class from the
+run's settings and wraps it in :class:`OSWorldAdapter`. Until the ``osworld:`` prefix is
+wired into the ``osworld_agent`` fixture, ``--agent=pytest_osworld.agents.osworld_adapter:prompt_agent``
+runs PromptAgent the same way.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from pytest_osworld.actions import Action, ActionParseError, action_from_json
-from pytest_osworld.agent import AgentStep, Observation
+from pytest_osworld.agent import AgentConfig, AgentStep, Observation
 from pytest_osworld.computer13 import validate
 from pytest_osworld.task import Task
 
@@ -79,3 +93,109 @@ def _convert(item: object) -> Action:
     if action.kind == "computer_13" and action.params is not None:
         validate(action.params)
     return action
+
+
+#: The agent-name prefix of OSWorld's agents: ``--agent=osworld:mm_agents.agent.PromptAgent``.
+OSWORLD_PREFIX = "osworld:"
+#: The environment variable naming the folder ``scripts/osworld-agents`` installed into.
+AGENTS_DIR_ENV = "PYTEST_OSWORLD_OSWORLD_AGENTS"
+#: The error when an OSWorld agent class cannot be imported.
+NOT_INSTALLED = (
+    "cannot import OSWorld agent {spec!r} ({cause}); install OSWorld's agents with "
+    "`python scripts/osworld-agents` (desktop-env without its heavy dependencies) or set "
+    f"{AGENTS_DIR_ENV} to where they are"
+)
+#: Settings passed to an OSWorld agent's constructor, when it takes them.
+_FROM_CONFIG = ("model", "action_space", "observation_type", "client_password")
+
+
+def osworld_agents_dir() -> Path:
+    """Where ``scripts/osworld-agents`` installs (``$PYTEST_OSWORLD_OSWORLD_AGENTS`` first)."""
+    explicit = os.environ.get(AGENTS_DIR_ENV)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-osworld" / "osworld-agents"
+
+
+def enable_osworld_agents(folder: Path | None = None) -> None:
+    """Make the install importable: its ``site`` and ``stubs`` go at the END of ``sys.path``
+    (installed packages win), and tiktoken finds its local ``cl100k_base``."""
+    root = folder or osworld_agents_dir()
+    for sub in ("site", "stubs"):
+        path = str(root / sub)
+        if (root / sub).is_dir() and path not in sys.path:
+            sys.path.append(path)
+    if (root / "tiktoken").is_dir():
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(root / "tiktoken"))
+
+
+def load_osworld_class(spec: str) -> Any:
+    """The class named by ``mm_agents.agent.PromptAgent`` (``osworld:`` prefix allowed)."""
+    dotted = spec.removeprefix(OSWORLD_PREFIX)
+    module_name, _, attr = dotted.rpartition(".")
+    if not module_name or not attr:
+        raise ValueError(f"OSWorld agent {spec!r} is not of the form 'package.module.Class'")
+    enable_osworld_agents()
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ImportError(NOT_INSTALLED.format(spec=spec, cause=f"{type(exc).__name__}: {exc}")) from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise ImportError(NOT_INSTALLED.format(spec=spec, cause=f"{module_name} has no {attr!r}")) from None
+
+
+def constructor_arguments(cls: Any, config: AgentConfig) -> dict[str, Any]:
+    """The keywords for ``cls``: the run's settings it accepts, then ``--agent-arg`` values
+    converted to the type of the parameter's default. An unknown ``--agent-arg`` raises
+    ``ValueError`` listing the accepted ones."""
+    params = inspect.signature(cls).parameters
+    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kwargs: dict[str, Any] = {}
+    for name in _FROM_CONFIG:
+        value = getattr(config, name)
+        if value is not None and (name in params or accepts_any):
+            kwargs[name] = value
+    for name, text in config.args.items():
+        if name not in params and not accepts_any:
+            known = ", ".join(n for n in params if n != "self")
+            raise ValueError(f"--agent-arg {name}: {cls.__name__} takes no such keyword; it takes {known}")
+        default = params[name].default if name in params else None
+        kwargs[name] = _convert_arg(name, text, default)
+    return kwargs
+
+
+def _convert_arg(name: str, text: str, default: Any) -> Any:
+    """``text`` as the type of ``default`` (bool, int, float), else the string."""
+    try:
+        if isinstance(default, bool):
+            if text.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                raise ValueError(text)
+            return text.lower() in ("1", "true", "yes")
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, float):
+            return float(text)
+    except ValueError:
+        kind = type(default).__name__
+        raise ValueError(
+            f"--agent-arg {name}={text!r}: expected {kind} like the default {default!r}"
+        ) from None
+    return text
+
+
+def osworld_factory(spec: str) -> Callable[[AgentConfig], OSWorldAdapter]:
+    """The agent factory for an OSWorld agent class named by ``spec``."""
+
+    def build(config: AgentConfig) -> OSWorldAdapter:
+        cls = load_osworld_class(spec)
+        return OSWorldAdapter(cls(**constructor_arguments(cls, config)))
+
+    return build
+
+
+def prompt_agent(config: AgentConfig) -> OSWorldAdapter:
+    """OSWorld's ``mm_agents.agent.PromptAgent``, unchanged, as a pytest-osworld agent."""
+    return osworld_factory("mm_agents.agent.PromptAgent")(config)
