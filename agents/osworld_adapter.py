@@ -187,10 +187,13 @@ def _convert_arg(name: str, text: str, default: Any) -> Any:
 
 
 def osworld_factory(spec: str) -> Callable[[AgentConfig], OSWorldAdapter]:
-    """The agent factory for an OSWorld agent class named by ``spec``."""
+    """The agent factory for the OSWorld agent class named by ``spec``.
+
+    The class is imported now, so a missing install is reported before any task runs.
+    """
+    cls = load_osworld_class(spec)
 
     def build(config: AgentConfig) -> OSWorldAdapter:
-        cls = load_osworld_class(spec)
         return OSWorldAdapter(cls(**constructor_arguments(cls, config)))
 
     return build
