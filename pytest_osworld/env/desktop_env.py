@@ -14,6 +14,8 @@ OSWorld are listed in docs/env.md.
 
 from __future__ import annotations
 
+import itertools
+import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -34,6 +36,8 @@ NO_SUCH_PROVIDER = (
     "provider_name={name!r} is OSWorld's; pytest-osworld runs its tasks on 'local' (this machine, "
     "the default), 'vagrant' or 'remote' (path_to_vm='http://host:port' of a guest server)"
 )
+#: Numbers the DesktopEnvs of a process, so each has a worker id of its own.
+_INSTANCES = itertools.count(1)
 
 
 class DesktopEnv:
@@ -90,6 +94,7 @@ class DesktopEnv:
             EngineConfig(
                 provider=provider_name,
                 provider_options=options,
+                worker_id=f"env-{os.getpid()}-{next(_INSTANCES)}",
                 screen_size=(int(screen_size[0]), int(screen_size[1])),
                 network=network,
                 offline=offline,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -106,6 +107,8 @@ class EpisodeEngine:
     def __init__(self, config: EngineConfig, sleep: Callable[[float], None] = time.sleep) -> None:
         self.config = config
         self.sleep = sleep
+        #: Whether the work folder is ours to remove on close (not when one was given).
+        self._own_work = config.work_dir is None
         work = config.work_dir or Path(tempfile.mkdtemp(prefix="osworld-env-"))
         self.work_dir = work
         self.assets = AssetCache(config.asset_cache or default_cache_dir(), offline=config.offline)
@@ -186,7 +189,11 @@ class EpisodeEngine:
         self.environment = None
         if self._started:
             self._started = False
-            self.provider.stop()
+            try:
+                self.provider.stop()
+            finally:
+                if self._own_work:
+                    shutil.rmtree(self.work_dir, ignore_errors=True)
 
     # -- one step ----------------------------------------------------------------------------
 

@@ -120,8 +120,11 @@ def test_out_of_order_calls_are_explained(tmp_path: Path) -> None:
     assert NO_TASK in str(no_task.value)
     with pytest.raises(EnvError, match="cannot run"):
         env.step(42)
+    work = env.engine.work_dir
+    assert work.is_dir()
     env.close()
     env.close()  # idempotent
+    assert not work.exists()  # the engine's own work folder goes with it
 
 
 @pytest.mark.parametrize(
