@@ -202,8 +202,11 @@ def run_episode(
         episode.usage.add(answer.usage)
         ended = next((a for a in record.actions if a.is_terminal), None)
         seen = {}
+        # After the last step no agent reads the tree: the screenshot (the step's record) is
+        # enough, and an accessibility tree can take longer than the screenshot.
+        last = ended is not None or index == budget.max_steps
         with clocked.phase("observe", into=seen):
-            observation = observe(guest, task.instruction, observation_type)
+            observation = observe(guest, task.instruction, "screenshot" if last else observation_type)
         record.screenshot = observation.screenshot
         episode.steps.append(record)
         if on_step is not None:

@@ -196,3 +196,35 @@ def test_evaluation_times_postconfig_getters_and_metrics(task: Task, tmp_path: P
     assert [s["phase"] for s in timings.setup_steps] == ["postconfig"]
     assert timings.phases["evaluation"] >= sum(g["seconds"] for g in timings.getters)
     assert timings.phases["evaluation"] > 0.0
+
+
+class TreeCountingGuest(FakeGuest):
+    """Counts accessibility-tree requests."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.trees = 0
+
+    def accessibility_tree(self) -> str:
+        self.trees += 1
+        return super().accessibility_tree()
+
+
+@pytest.mark.parametrize(("plan", "max_steps", "trees"), [(["x", "DONE"], 5, 2), (["x", "x", "x"], 3, 3)])
+def test_no_tree_is_fetched_after_the_last_step(
+    task: Task, plan: list[str], max_steps: int, trees: int
+) -> None:
+    class Agent:
+        def reset(self, task: Task) -> None:
+            self.plan = list(plan)
+
+        def act(self, instruction: str, observation: Observation) -> AgentStep:
+            assert observation.accessibility_tree is not None  # every step the agent sees has one
+            step = self.plan.pop(0)
+            return AgentStep([Action("DONE") if step == "DONE" else Action("code", code="pass")])
+
+    guest = TreeCountingGuest()
+    episode = run_episode(task, guest, Agent(), Budget(max_steps=max_steps), observation_type="a11y_tree")
+    assert len(episode.steps) == len(plan)
+    assert guest.trees == trees  # one per agent call, none after the last step
+    assert all(step.screenshot for step in episode.steps)
