@@ -69,10 +69,53 @@ def write_report(results_dir: Path, title: str | None = None) -> Path:
     tasks = load_tasks(results_dir)
     index = results_dir / INDEX_NAME
     for task in tasks:
-        write_if_changed(task.folder / TASK_PAGE_NAME, render("task.html", **task_context(task, index)))
+        page = task.folder / TASK_PAGE_NAME
+        signature = source_signature(task, index)
+        if _rendered.get(page) == signature and page.is_file():
+            continue  # nothing it shows changed since this process wrote it
+        write_if_changed(page, render("task.html", **task_context(task, index)))
+        _rendered[page] = signature
     heading = title or f"OSWorld results: {results_dir.resolve().name}"
     write_if_changed(index, render("index.html", **index_context(tasks, heading)))
     return index
+
+
+#: Each task page this process wrote, with the :func:`source_signature` it was written from.
+_rendered: dict[Path, tuple[object, ...]] = {}
+
+
+def source_signature(task: TaskView, index: Path) -> tuple[object, ...]:
+    """What a task page is made from: the name, size and change time of every file in the
+    task folder and in its ``eval_inputs/``, of the task file, and where the index is.
+
+    A page whose signature did not change is not rendered again (a run refreshes the
+    report every 30 s; most pages are of tasks long finished).
+    """
+    entries: list[object] = [str(index)]
+    try:
+        with os.scandir(task.folder) as listing:
+            for entry in listing:
+                if entry.name != TASK_PAGE_NAME and not entry.name.startswith("."):
+                    info = entry.stat()
+                    entries.append((entry.name, info.st_size, info.st_mtime_ns))
+    except OSError:
+        entries.append(None)
+    for parent, _, names in os.walk(task.folder / "eval_inputs"):
+        for name in names:
+            try:
+                info = os.stat(os.path.join(parent, name))
+            except OSError:
+                continue
+            entries.append((os.path.join(parent, name), info.st_size, info.st_mtime_ns))
+    provenance = task.result.get("provenance") if task.result else None
+    task_file = provenance.get("task_file") if isinstance(provenance, dict) else None
+    if isinstance(task_file, str) and task_file:
+        try:
+            info = os.stat(task_file)
+            entries.append((task_file, info.st_size, info.st_mtime_ns))
+        except OSError:
+            entries.append((task_file, None))
+    return tuple(sorted(entries, key=repr))
 
 
 # --------------------------------------------------------------------------- rendering
