@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.report.html import TASK_PAGE_NAME, href, pct, render, score_text, write_if_changed
+from pytest_osworld.report.html import TASK_PAGE_NAME, render, write_if_changed
 from pytest_osworld.report.model import Group, Groups, TaskView, count_groups, load_tasks
 from pytest_osworld.report.plots import wilson_table
 from pytest_osworld.report.svg import Chart, RateRow, rate_chart
+from pytest_osworld.report.text import href, pct, score_text
 
 #: The name written when ``out`` is a folder.
 COMPARISON_NAME = "compare.html"
