@@ -149,7 +149,7 @@ def _fonts(deck: Any) -> None:
 
 
 def _placeholders(deck: Any) -> None:
-    for layout in (0, 1, 5):
+    for layout in (0, 1, 5, 0, 1):  # twice each: the second reuses the inherited geometry
         slide = deck.slides.add_slide(deck.slide_layouts[layout])
         slide.shapes.title.text = f"Title on layout {layout}"
         for placeholder in slide.placeholders:

@@ -365,3 +365,48 @@ def test_compare_table_scores_the_same_with_either_reader(tmp_path: Path) -> Non
     assert {score.value for score in scores["auto"]} == {0.0, 1.0}
     with pytest.raises(ValueError, match="unknown value reader 'pandas'"), value_reader("pandas"):
         pass
+
+
+def test_1904_dates_and_plain_shared_strings_read_the_same(tmp_path: Path) -> None:
+    from openpyxl.utils.datetime import CALENDAR_MAC_1904
+
+    def mac(workbook: Any) -> None:
+        workbook.epoch = CALENDAR_MAC_1904
+
+    rows = [[datetime.date(2024, 1, 2), datetime.datetime(1999, 12, 31, 23, 59, 59), 3]]
+    path = write_book(tmp_path / "mac.xlsx", {"S": rows}, mac)
+    assert assert_same(path) == {}
+    assert reference(path)["S"][0][0] == ("datetime", datetime.datetime(2024, 1, 2))
+
+    # phonetic runs (left out by both) and blanks kept by xml:space="preserve"
+    path = write_book(tmp_path / "sst.xlsx", {"S": [["a"]]})
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    members["xl/sharedStrings.xml"] = (
+        b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="2" uniqueCount="2">'
+        b'<si><t>kanji</t><rPh sb="0" eb="1"><t>KANA</t></rPh></si>'
+        b'<si><r><t xml:space="preserve"> kept </t></r><r><rPr><b/></rPr><t>bold</t></r></si></sst>'
+    )
+    members["[Content_Types].xml"] = members["[Content_Types].xml"].replace(
+        b"</Types>",
+        b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/'
+        b'vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>',
+    )
+    members["xl/_rels/workbook.xml.rels"] = members["xl/_rels/workbook.xml.rels"].replace(
+        b"</Relationships>",
+        b'<Relationship Id="rIdS" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        b'relationships/sharedStrings" Target="sharedStrings.xml"/></Relationships>',
+    )
+    members["xl/worksheets/sheet1.xml"] = re.sub(
+        rb"<sheetData>.*</sheetData>",
+        b'<sheetData><row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row></sheetData>',
+        members["xl/worksheets/sheet1.xml"],
+    )
+    members["xl/worksheets/sheet1.xml"] = re.sub(
+        rb'<dimension ref="[^"]*"/>', b'<dimension ref="A1:B1"/>', members["xl/worksheets/sheet1.xml"]
+    )
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    assert assert_same(path) == {}
+    assert reference(path)["S"] == [[("str", "kanji"), ("str", " kept bold")]]
