@@ -159,3 +159,71 @@ def test_a_large_file_is_split_much_faster_than_the_email_parser_reads_it() -> N
         return min(times)
 
     assert best(parse_multipart) * 5 < best(parse_with_email)
+
+
+# -- part headers without the email parser -------------------------------------------------------
+
+header_name = st.sampled_from(["Content-Disposition", "content-disposition", "CONTENT-DISPOSITION"])
+param_value = st.sampled_from(
+    ["file_path", "file_data", "a b", "", "x;y", "é", 'q"x', "back\\slash", "tab\tx"]
+)
+
+
+@st.composite
+def part_headers(draw: st.DrawFn) -> bytes:
+    """Header blocks in the shapes clients write, and a few they should not."""
+    params = []
+    for key in draw(st.lists(st.sampled_from(["name", "filename", "NAME", "filename*", "size"]), max_size=3)):
+        value = draw(param_value)
+        quoted = draw(st.booleans()) or not value.isidentifier()
+        text = f'"{value}"' if quoted else value
+        if key == "filename*":
+            text = f"UTF-8''{value}"
+        params.append(f"{draw(st.sampled_from(['; ', ';', ' ; ']))}{key}={text}")
+    lines = [f"{draw(header_name)}:{draw(st.sampled_from([' ', '', '  ']))}form-data{''.join(params)}"]
+    if draw(st.booleans()):
+        lines.append(
+            f"Content-Type: application/octet-stream{draw(st.sampled_from(['', '; name=n.bin', '; charset=utf-8']))}"
+        )
+    if draw(st.booleans()):
+        lines.append(
+            f"Content-Transfer-Encoding: {draw(st.sampled_from(['binary', '8bit', 'BINARY', 'base64']))}"
+        )
+    if draw(st.booleans()):
+        lines.append(
+            draw(st.sampled_from(["X-Extra: 1", "X Bad: 2", " folded", "Content-Disposition: inline"]))
+        )
+    return "\r\n".join(draw(st.permutations(lines))).encode("utf-8")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(heads=st.lists(part_headers(), min_size=1, max_size=3), content=st.binary(max_size=40))
+def test_parts_with_generated_headers_read_like_the_email_parser_reads_them(
+    heads: list[bytes], content: bytes
+) -> None:
+    body = body_of(*(head + b"\r\n\r\n" + content for head in heads))
+    assert outcome(parse_multipart, body) == outcome(parse_with_email, body)
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (b'Content-Disposition: form-data; name="file_path"', ("file_path", False)),
+        (
+            b'Content-Disposition: form-data; name="file_data"; filename="blob.bin"\r\n'
+            b"Content-Type: application/octet-stream",
+            ("file_data", True),
+        ),
+        (b"content-disposition: form-data; name=note\r\ncontent-type: text/plain; name=x", ("note", True)),
+        (b"", (None, False)),
+        (b"Content-Disposition: form-data; filename*=UTF-8''x.txt; name=a", None),
+        (b'Content-Disposition: form-data; name="a\\"b"', None),
+        (b"Content-Disposition: form-data; name=a\r\nContent-Disposition: form-data; name=b", None),
+        (b"Content-Disposition: form-data; name=a\r\nContent-Transfer-Encoding: base64", None),
+        ('Content-Disposition: form-data; name="\u00e9"'.encode(), None),
+    ],
+)
+def test_plain_headers_are_read_directly_and_the_rest_is_left_to_email(
+    head: bytes, expected: tuple[str | None, bool] | None
+) -> None:
+    assert server_multipart.plain_part_headers(head) == expected
