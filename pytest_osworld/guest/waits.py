@@ -245,8 +245,12 @@ def desktop_tree() -> ET.Element:
         return ET.fromstring(PyatspiWalk(limits).run())
 
 
-def _role_tag(role: str) -> str:
-    return role.strip().lower().replace(" ", "-")
+def _role_tag(role: str | None) -> str | None:
+    return None if role is None else role.strip().lower().replace(" ", "-")
+
+
+def _role_shown(role: str | None) -> str:
+    return _role_tag(role) or "element"
 
 
 def _pair(text: str | None) -> tuple[int, int] | None:
@@ -259,7 +263,7 @@ def _pair(text: str | None) -> tuple[int, int] | None:
         return None
 
 
-def _on_screen(node: ET.Element, role: str, app: str) -> Element | None:
+def _on_screen(node: ET.Element, app: str) -> Element | None:
     where = _pair(node.get(CP + "screencoord"))
     size = _pair(node.get(CP + "size"))
     if where is None or size is None or size[0] <= 0 or size[1] <= 0:
@@ -267,11 +271,11 @@ def _on_screen(node: ET.Element, role: str, app: str) -> Element | None:
     states = frozenset(
         key[len(ST) :] for key, value in node.attrib.items() if key.startswith(ST) and value == "true"
     )
-    return Element(role, node.get("name", ""), where[0], where[1], size[0], size[1], app, states)
+    return Element(node.tag, node.get("name", ""), where[0], where[1], size[0], size[1], app, states)
 
 
 def find_elements(
-    role: str,
+    role: str | None,
     name: str | None = None,
     *,
     app: str | None = None,
@@ -280,7 +284,7 @@ def find_elements(
     text: str | None = None,
     tree: ET.Element | None = None,
 ) -> list[Element]:
-    """On-screen elements of ``role`` (AT-SPI role, ``"push button"`` or ``"push-button"``)
+    """On-screen elements of ``role`` (AT-SPI role, ``"push button"`` or ``"push-button"``; None: any)
     named ``name`` (exact, or a substring with ``partial=True``; any name if None), in
     applications whose name contains ``app`` (any case), with the AT-SPI ``state`` (e.g.
     ``"focused"``, ``"checked"``) and whose text contains ``text`` (paragraphs, cells and
@@ -302,14 +306,14 @@ def find_elements(
                 continue
             if text is not None and text not in (node.text or ""):
                 continue
-            element = _on_screen(node, tag, app_name)
+            element = _on_screen(node, app_name)
             if element is not None and (state is None or state in element.states):
                 found.append(element)
     return found
 
 
 def _element_what(
-    role: str,
+    role: str | None,
     name: str | None,
     app: str | None,
     partial: bool,
@@ -321,19 +325,19 @@ def _element_what(
         named += f" and text containing {text!r}"
     where = f" in {app!r}" if app is not None else ""
     having = f" and state {state!r}" if state is not None else ""
-    return f"an on-screen {_role_tag(role)} with {named}{having}{where}"
+    return f"an on-screen {_role_shown(role)} with {named}{having}{where}"
 
 
-def _same_role_seen(role: str, app: str | None, last: list[ET.Element]) -> str:
+def _same_role_seen(role: str | None, app: str | None, last: list[ET.Element]) -> str:
     if not last:
         return "no tree was read"
     names = [e.name for e in find_elements(role, app=app, tree=last[0])]
     shown = ", ".join(repr(n) for n in names[:12]) + (", ..." if len(names) > 12 else "")
-    return f"on-screen {_role_tag(role)} elements: {shown or 'none'}"
+    return f"on-screen {_role_shown(role)} elements: {shown or 'none'}"
 
 
 def wait_element(
-    role: str,
+    role: str | None,
     name: str | None = None,
     *,
     app: str | None = None,
@@ -375,7 +379,7 @@ def wait_element(
 
 
 def wait_element_gone(
-    role: str,
+    role: str | None,
     name: str | None = None,
     *,
     app: str | None = None,
@@ -393,21 +397,21 @@ def wait_element_gone(
 
 
 def click_element(
-    role: str,
+    role: str | None,
     name: str | None = None,
     *,
     app: str | None = None,
     partial: bool = False,
     state: str | None = None,
     text: str | None = None,
-    stable: bool = True,
+    stable: bool = False,
     timeout: float = 15.0,
     clicks: int = 1,
     button: str = "left",
     source: Callable[[], ET.Element] = desktop_tree,
 ) -> Element:
-    """Wait for the element (:func:`wait_element`, standing still unless ``stable=False``),
-    click its centre, and return it."""
+    """Wait for the element (:func:`wait_element`; ``stable=True`` if it may still be
+    moving, e.g. in a window still being laid out), click its centre, and return it."""
     import pyautogui
 
     element = wait_element(

@@ -247,3 +247,12 @@ def test_find_elements_by_text() -> None:
     assert [e.y for e in find_elements("paragraph", text="boat", tree=tree)] == [412]
     with pytest.raises(WaitTimeout, match="any name and text containing 'Zoo'"):
         wait_element("paragraph", text="Zoo", timeout=0.1, source=lambda: tree)
+
+
+def test_find_elements_of_any_role(tree: ET.Element) -> None:
+    assert [(e.role, e.app) for e in find_elements(None, "OK", tree=tree)] == [
+        ("push-button", "soffice"),
+        ("push-button", "Chromium"),
+    ]
+    with pytest.raises(WaitTimeout, match="waiting for an on-screen element with name 'Nope'"):
+        wait_element(None, "Nope", timeout=0.1, source=lambda: tree)
