@@ -46,15 +46,35 @@ def build(root: Path, tasks: int, seed: int = 0) -> None:
                 Action(kind="DONE") if step == steps else Action(kind="code", code="pyautogui.click(1, 1)")
             )
             recorder.step(
-                StepRecord(step, 1.7e9 + step, 2.0, "response " * 40, "thought " * 20, [action], [], None,
-                           Usage(1000, 50, 0.01), PNG)
-            )  # fmt: skip
+                StepRecord(
+                    step,
+                    1.7e9 + step,
+                    2.0,
+                    "response " * 40,
+                    "thought " * 20,
+                    [action],
+                    [],
+                    None,
+                    Usage(1000, 50, 0.01),
+                    PNG,
+                )
+            )
         passed = rng.random() < 0.4
         recorder.finish(
-            TaskResult(domain=domain, task_id=f"task-{index:04d}", nodeid=f"n{index}",
-                       outcome="passed" if passed else "failed", score=1.0 if passed else 0.0, threshold=1.0,
-                       end_reason="done", steps=steps, max_steps=15, duration_s=30.0, infeasible=False)
-        )  # fmt: skip
+            TaskResult(
+                domain=domain,
+                task_id=f"task-{index:04d}",
+                nodeid=f"n{index}",
+                outcome="passed" if passed else "failed",
+                score=1.0 if passed else 0.0,
+                threshold=1.0,
+                end_reason="done",
+                steps=steps,
+                max_steps=15,
+                duration_s=30.0,
+                infeasible=False,
+            )
+        )
         result = recorder.dir / "result.json"
         data = json.loads(result.read_text())
         phases = {name: round(rng.uniform(0.0, 3.0), 3) for name in PHASES}
@@ -93,8 +113,10 @@ def main() -> None:
         print(f"  first write (every page)     {statistics.median(first):6.2f} s")
         print(f"  refresh, nothing changed     {statistics.median(unchanged):6.2f} s")
         print(f"  refresh, one task changed    {statistics.median(one_changed):6.2f} s")
-        print(f"  index.html {(root / html.INDEX_NAME).stat().st_size / 1024:.0f} KiB, "
-              f"largest task page {max(pages) / 1024:.0f} KiB")  # fmt: skip
+        print(
+            f"  index.html {(root / html.INDEX_NAME).stat().st_size / 1024:.0f} KiB, "
+            f"largest task page {max(pages) / 1024:.0f} KiB"
+        )
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
 
