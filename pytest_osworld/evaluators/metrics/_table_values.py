@@ -150,6 +150,12 @@ class FastBook:
                 raise Declined(f"chartsheet {sheet.name!r}")
             self.names.append(sheet.name)
             self._targets[sheet.name] = rel.target
+            # openpyxl's read-only load parses each sheet's head (for its dimension): a DTD
+            # there makes the load itself fail, so it must fail here too, with openpyxl's error.
+            with self._archive.open(rel.target) as member:
+                head = member.read(8192)
+            if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
+                raise Declined(f"sheet {sheet.name!r}: a DTD")
         self._epoch = reader.wb.epoch
         self._date_styles: set[int] = set(reader.wb._date_formats)
         self._duration_styles: set[int] = set(reader.wb._timedelta_formats)

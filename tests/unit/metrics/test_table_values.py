@@ -410,3 +410,18 @@ def test_1904_dates_and_plain_shared_strings_read_the_same(tmp_path: Path) -> No
             archive.writestr(name, data)
     assert assert_same(path) == {}
     assert reference(path)["S"] == [[("str", "kanji"), ("str", " kept bold")]]
+
+
+def test_a_sheet_with_a_dtd_is_left_to_openpyxl(tmp_path: Path) -> None:
+    from pytest_osworld.evaluators.metrics._table_books import value_reader
+
+    gold = write_book(tmp_path / "g.xlsx", {"S": [[1]]})
+    with_dtd = write_book(tmp_path / "b.xlsx", {"S": [[1]]})
+    dtd = '<!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
+    _edit_sheet(with_dtd, lambda xml: xml.replace("<worksheet", dtd + "<worksheet", 1))
+    with pytest.raises(Declined, match="a DTD"):
+        FastBook(with_dtd)
+    rules = [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]
+    with value_reader("openpyxl"):
+        alone = table.compare_table(with_dtd, gold, rules=rules)
+    assert table.compare_table(with_dtd, gold, rules=rules) == alone
