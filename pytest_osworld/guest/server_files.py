@@ -3,7 +3,8 @@
 and ``/end_recording``.
 
 :class:`FileRoutes` is a mixin of :class:`pytest_osworld.guest.server.GuestApp`. An
-upload's multipart body is split without copying the file part, and written in place.
+upload's multipart body is split by :mod:`pytest_osworld.guest.server_multipart` (the
+file part costs one copy) and written to its path.
 """
 
 from __future__ import annotations
