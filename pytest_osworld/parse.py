@@ -124,6 +124,8 @@ def check_code(code: str, index: int = 1) -> None:
     except SyntaxError as exc:
         where = f"line {exc.lineno}: " if exc.lineno else ""
         raise ActionParseError(SYNTAX_ERROR.format(index=index, error=f"{where}{exc.msg}")) from None
+    except ValueError as exc:  # a NUL byte in the code
+        raise ActionParseError(SYNTAX_ERROR.format(index=index, error=str(exc))) from None
 
 
 def parse_computer13(text: str) -> list[Action]:

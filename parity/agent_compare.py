@@ -1,0 +1,148 @@
+"""Comparing our agent-facing results with OSWorld's, and naming each disagreement's cause.
+
+A disagreement is named ``<function>/<cause>`` when :func:`cause_of` recognises why the
+two sides differ (a deliberate difference documented in docs/parity.md), else plain
+``<function>``, which no bullet documents: a new kind of difference fails the level.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from parity import agent_ours
+
+TREE_ROWS = ("filter", "linearize", "trim", "som_boxes", "som_tags", "som_trim", "som_image")
+PARSE_ROWS = ("parse_actions", "parse_code", "parse_code_som")
+SPECIAL = ("WAIT", "DONE", "FAIL")
+
+
+@dataclass
+class Tally:
+    """Counts per compared function and the disagreements found."""
+
+    cases: dict[str, int] = field(default_factory=dict)
+    agree: dict[str, int] = field(default_factory=dict)
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, row: str, case: str, ours: Any, oracle: Any, same: bool, cause: str | None = None) -> None:
+        """Count one case of ``row``; record it when the two sides differ."""
+        self.cases[row] = self.cases.get(row, 0) + 1
+        if same:
+            self.agree[row] = self.agree.get(row, 0) + 1
+            return
+        name = f"{row}/{cause}" if cause else row
+        self.disagreements.append({"name": name, "row": row, "case": case, "ours": ours, "oracle": oracle})
+
+    def report(
+        self, documented: set[str], seconds: float, not_compared: list[dict[str, str]]
+    ) -> dict[str, Any]:
+        """The level's JSON report (PARITY.md's shape)."""
+        rows = []
+        out = []
+        for row, cases in self.cases.items():
+            mine = [d for d in self.disagreements if d["row"] == row]
+            doc = [d for d in mine if d["name"] in documented]
+            causes = sorted({d["name"] for d in mine})
+            rows.append(
+                {
+                    "name": row,
+                    "cases": cases,
+                    "agree": self.agree.get(row, 0),
+                    "documented": len(doc),
+                    "undocumented": len(mine) - len(doc),
+                    "note": ("differences: " + ", ".join(causes)) if causes else "",
+                }
+            )
+        for d in self.disagreements:
+            entry = {k: d[k] for k in ("name", "case", "ours", "oracle")}
+            entry["documented"] = d["name"] in documented
+            out.append(entry)
+        return {
+            "level": "agent_facing",
+            "seconds": round(seconds, 2),
+            "rows": rows,
+            "not_compared": not_compared,
+            "disagreements": out,
+        }
+
+
+def compare_trees(tally: Tally, ours: dict[str, Any], oracle: dict[str, Any]) -> None:
+    """One recorded tree: every tree row, ours against the oracle's."""
+    for row in TREE_ROWS:
+        if row in ("trim", "som_trim") and (ours[row] is None or oracle[row] is None):
+            continue
+        tally.add(row, ours["name"], _short(ours[row]), _short(oracle[row]), ours[row] == oracle[row])
+
+
+def _short(value: Any) -> Any:
+    """Long strings in a disagreement are cut so the report stays readable."""
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    return value if len(text) <= 400 else text[:400] + "..."
+
+
+def _failed(outcome: dict[str, Any]) -> bool:
+    """True when a side produced no actions (our error; the oracle's raise, message or [])."""
+    if "error" in outcome or "raised" in outcome:
+        return True
+    value = outcome["value"]
+    return isinstance(value, str) or value == []
+
+
+def _som_same(ours: list[Any], oracle: list[Any]) -> bool:
+    """Same actions, our ``tag_N`` bindings a subset of the oracle's, with equal centres."""
+    if len(ours) != len(oracle):
+        return False
+    for mine, theirs in zip(ours, oracle, strict=True):
+        if not (isinstance(mine, str) and isinstance(theirs, str)):
+            return False
+        mine_bound, mine_body = agent_ours.split_bindings(mine)
+        their_bound, their_body = agent_ours.split_bindings(theirs)
+        if mine_body != their_body or any(their_bound.get(k) != v for k, v in mine_bound.items()):
+            return False
+    return True
+
+
+def compare_outputs(
+    tally: Tally, texts: list[str], oracle: list[dict[str, Any]], masks: list[list[int]]
+) -> None:
+    """Every model answer through the three parsers."""
+    for index, (text, theirs) in enumerate(zip(texts, oracle, strict=True)):
+        case = f"answer {index}: {text[:160]!r}"
+        mine = {
+            "parse_actions": agent_ours.parse_actions(text),
+            "parse_code": agent_ours.parse_code(text),
+            "parse_code_som": agent_ours.parse_code_som(text, masks),
+        }
+        for row in PARSE_ROWS:
+            ours, other = mine[row], theirs[row]
+            if _failed(ours) or _failed(other):
+                same = _failed(ours) and _failed(other)
+            elif row == "parse_code_som":
+                same = _som_same(ours["value"], other["value"])
+            else:
+                same = _normal(ours["value"]) == _normal(other["value"])
+            cause = None if same else cause_of(row, text, ours, other)
+            tally.add(row, case, ours, other, same, cause)
+
+
+def _normal(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+_TAG = re.compile(r"\btag_(\d+)\b")
+
+
+def cause_of(row: str, text: str, ours: dict[str, Any], oracle: dict[str, Any]) -> str | None:
+    """The documented cause of a disagreement on ``text``, or None when it is not known."""
+    error = str(ours.get("error", ""))
+    if row in ("parse_code", "parse_code_som"):
+        if "is not valid Python" in error or "which is not allowed" in error:
+            return "refused_code"
+        if row == "parse_code_som" and "is not a mark on this screen" in error:
+            return "unknown_tag"
+        if ";" in text:
+            return "semicolons"
+    return None

@@ -1,0 +1,96 @@
+"""Our side of the agent-facing parity: the same cases through pytest_osworld's functions.
+
+Each function returns what the matching ``mm_agents`` function returns, in a JSON shape
+the comparison can check for equality (see parity/agent_facing.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from typing import Any
+
+from pytest_osworld.actions import ActionParseError
+from pytest_osworld.observe import Marks, Node, resolve_tags
+from pytest_osworld.observe_osworld import (
+    kept_elements,
+    linearize_osworld,
+    set_of_marks_osworld,
+    table,
+    token_counter,
+    trim,
+)
+from pytest_osworld.parse import parse_computer13, parse_pyautogui
+
+
+def tree_results(name: str, xml: str, png: bytes, max_tokens: int) -> dict[str, Any]:
+    """Filter, linearisation (untrimmed and trimmed) and Set-of-Marks of one tree."""
+    from PIL import Image
+
+    out: dict[str, Any] = {"name": name}
+    out["filter"] = [[e.tag, e.get("name", ""), e.text or ""] for e in kept_elements(xml)]
+    out["linearize"] = table(xml)
+    out["trim"] = linearize_osworld(xml, max_tokens) if token_counter() else None
+    image, nodes, som_table = set_of_marks_osworld(png, xml, 10**9)
+    out["som_boxes"] = [n.box for n in nodes]
+    out["som_tags"] = som_table
+    out["som_trim"] = trim(som_table, max_tokens) if token_counter() else None
+    pixels = Image.open(io.BytesIO(image)).convert("RGB").tobytes()
+    out["som_image"] = hashlib.sha256(pixels).hexdigest()
+    return out
+
+
+def _outcome(actions: list[Any] | None, error: str | None = None) -> dict[str, Any]:
+    return {"error": error} if error is not None else {"value": actions}
+
+
+def parse_actions(text: str) -> dict[str, Any]:
+    """Our computer_13 parser: the actions as OSWorld writes them, or the error."""
+    try:
+        return _outcome([a.to_json() for a in parse_computer13(text)])
+    except ActionParseError as error:
+        return _outcome(None, str(error))
+
+
+def parse_code(text: str) -> dict[str, Any]:
+    """Our pyautogui parser: the code strings and special codes, or the error."""
+    try:
+        return _outcome([a.to_json() for a in parse_pyautogui(text)])
+    except ActionParseError as error:
+        return _outcome(None, str(error))
+
+
+def som_marks(masks: list[list[int]]) -> Marks:
+    """A :class:`Marks` whose boxes are ``masks`` (no image needed to resolve tags)."""
+    nodes = [Node("mark", "", "", x, y, w, h) for x, y, w, h in masks]
+    return Marks(image=b"", boxes=[list(m) for m in masks], nodes=nodes, table="")
+
+
+def parse_code_som(text: str, masks: list[list[int]]) -> dict[str, Any]:
+    """Our pyautogui parser then ``tag_N`` resolution against ``masks``."""
+    marks = som_marks(masks)
+    try:
+        actions = parse_pyautogui(text)
+        out: list[Any] = []
+        for action in actions:
+            out.append(resolve_tags(action.code, marks) if action.kind == "code" else action.to_json())
+        return _outcome(out)
+    except ActionParseError as error:
+        return _outcome(None, str(error))
+
+
+_BINDING = re.compile(r"^tag_(\d+) ?= ?\((-?\d+), (-?\d+)\)$")
+
+
+def split_bindings(code: str) -> tuple[dict[int, tuple[int, int]], str]:
+    """The leading ``tag_N = (x, y)`` lines of ``code`` as a dict, and the rest."""
+    bindings: dict[int, tuple[int, int]] = {}
+    lines = code.split("\n")
+    while lines:
+        match = _BINDING.match(lines[0])
+        if match is None:
+            break
+        bindings[int(match.group(1))] = (int(match.group(2)), int(match.group(3)))
+        lines.pop(0)
+    return bindings, "\n".join(lines)
