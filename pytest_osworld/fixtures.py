@@ -21,13 +21,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_osworld.agent import AGENTS, Agent, AgentConfig
+from pytest_osworld.agent import AGENTS, Agent
 from pytest_osworld.assets import AssetCache
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
+from pytest_osworld.preflight import build_agent, close_agent, take_prebuilt_agent
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
-from pytest_osworld.registry import load_entry_point
 from pytest_osworld.report.results import TaskRecorder
 from pytest_osworld.settings import SETTINGS_KEY, Settings
 from pytest_osworld.setup_steps import run_steps
@@ -80,25 +80,19 @@ def osworld_provider(pytestconfig: pytest.Config, osworld_settings: Settings) ->
 
 
 @pytest.fixture(scope="session")
-def osworld_agent(osworld_settings: Settings) -> Iterator[Agent]:
-    """The agent of ``--agent``, built once per worker; ``run_episode`` resets it per task."""
-    name = osworld_settings.agent
-    if not name:
+def osworld_agent(pytestconfig: pytest.Config, osworld_settings: Settings) -> Iterator[Agent]:
+    """The agent of ``--agent``, built once per worker; ``run_episode`` resets it per task.
+
+    A plain run reuses the agent the run's check built before collection ended
+    (:mod:`pytest_osworld.preflight`); a bad agent is a usage error, never a task's ERROR.
+    """
+    if not osworld_settings.agent:
         raise pytest.UsageError(NO_AGENT.format(names=", ".join(AGENTS.names())))
-    factory = load_entry_point(name) if ":" in name else AGENTS.get(name)
-    config = AgentConfig(
-        name=name,
-        model=osworld_settings.model,
-        args=dict(osworld_settings.agent_args),
-        observation_type=osworld_settings.observation_type,
-        action_space=osworld_settings.action_space,
-        client_password=PROVIDERS.get(osworld_settings.provider).client_password,
-    )
-    agent = factory(config)  # type: ignore[operator]
+    agent = take_prebuilt_agent(pytestconfig)
+    if agent is None:
+        agent = build_agent(osworld_settings)
     yield agent
-    close = getattr(agent, "close", None)
-    if callable(close):
-        close()
+    close_agent(agent)
 
 
 @pytest.fixture

@@ -53,6 +53,7 @@ from pytest_osworld.outcomes import (  # noqa: F401
     pytest_runtest_makereport,
     pytest_runtest_setup,
 )
+from pytest_osworld.preflight import check_provider_args
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.selection import (  # noqa: F401
     KNOWN_BROKEN_KEY,
@@ -144,12 +145,7 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--provider={settings.provider!r} ({settings.sources['provider']}): unknown provider; "
             f"{hint}available: {', '.join(PROVIDERS.names())}"
         )
-    try:
-        options = dict(settings.provider_args)
-        options.pop("network", None)
-        PROVIDERS.get(settings.provider).check_options(options)
-    except ValueError as exc:
-        raise pytest.UsageError(f"--provider-arg ({settings.sources['provider_args']}): {exc}") from None
+    check_provider_args(settings)
     # A broken task file is a collection error for that file only: the run goes on.
     config.option.continue_on_collection_errors = True
     install_sigterm(config)

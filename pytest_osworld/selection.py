@@ -16,7 +16,8 @@ import pytest
 from pytest_osworld.agent import AGENTS
 from pytest_osworld.collect import TaskFile, TaskItem, is_task_file
 from pytest_osworld.fixtures import NO_AGENT
-from pytest_osworld.omniact.collect import OmniactFile, omniact_file_for
+from pytest_osworld.omniact.collect import OmniactFile, OmniactItem, omniact_file_for
+from pytest_osworld.preflight import check_run
 from pytest_osworld.settings import SETTINGS_KEY
 
 #: Known-broken tasks of the run: {task id: reason}.
@@ -77,7 +78,7 @@ def _load_manifest(path: Path) -> set[tuple[str, str]]:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Apply ``--manifest``, ``--skip-done`` and ``--known-broken``; demand an agent to run tasks."""
+    """Apply ``--manifest``, ``--skip-done`` and ``--known-broken``; check the run if it has tasks."""
     settings = config.stash[SETTINGS_KEY]
     if settings.manifest is not None:
         wanted = _load_manifest(settings.manifest)
@@ -109,5 +110,11 @@ def pytest_collection_modifyitems(
             item.add_marker(pytest.mark.xfail(reason=f"known broken: {broken[item.task.id]}", strict=True))
     tasks = [item for item in items if isinstance(item, TaskItem)]
     is_worker = getattr(config, "workerinput", None) is not None
-    if tasks and not settings.agent and not config.option.collectonly and not is_worker:
+    if config.option.collectonly or is_worker:
+        return
+    if tasks and not settings.agent:
         raise pytest.UsageError(NO_AGENT.format(names=", ".join(AGENTS.names())))
+    if any(isinstance(item, TaskItem | OmniactItem) for item in items):
+        # Before any desktop starts: the agent (built once, kept for the fixture) and
+        # the results folder. The xdist controller does the same in xdist_hooks.
+        check_run(config, settings, keep_agent=True)

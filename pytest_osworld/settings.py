@@ -106,7 +106,8 @@ OPTIONS: tuple[Option, ...] = (
         "results_dir",
         "--results-dir",
         "osworld_results_dir",
-        "where trajectories and results go (default results/<UTC time>)",
+        "where trajectories and results go (default ./results/<UTC time> under the folder pytest "
+        "was started from)",
         metavar="DIR",
     ),
     Option(
@@ -322,12 +323,14 @@ def resolve(config: pytest.Config) -> Settings:
     def get(dest: str, convert: Callable[[Any], T], problem: str) -> T:
         return _parse(by_dest[dest], values[dest], sources[dest], convert, problem)
 
-    rootdir = Path(str(config.rootpath))
     results = values["results_dir"]
     if results:
         results_dir = Path(results)
     else:
-        results_dir = rootdir / "results" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        # Where pytest was started, never the rootdir: without an ini file pytest's rootdir
+        # is the common folder of the paths given, which would put results inside a task tree.
+        started_in = Path(config.invocation_params.dir)
+        results_dir = started_in / "results" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     manifest = Path(values["manifest"]) if values["manifest"] else None
     if manifest is not None and not manifest.is_file():
         raise pytest.UsageError(

@@ -9,6 +9,7 @@ report it keeps up to date) and the ``--rescore`` command.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 import warnings
@@ -51,27 +52,78 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """Show the active settings."""
     settings = config.stash[SETTINGS_KEY]
-    return [f"pytest-osworld {__version__}", *settings.header_lines()]
+    lines = [f"pytest-osworld {__version__}", *settings.header_lines()]
+    if config.option.verbose > 0 and getattr(config.option, "numprocesses", None):
+        lines.append(XDIST_STEP_NOTE.format(results=settings.results_dir))
+    return lines
+
+
+#: The live line of one step: number, action kind(s), the step's time, then what it did.
+STEP_LINE = "    step {num}/{max_steps} ({kinds}, {seconds}): {actions}"
+#: The same line when the actions say no more than their kind (DONE, FAIL, WAIT).
+STEP_LINE_SHORT = "    step {num}/{max_steps} ({kinds}, {seconds})"
+#: The report header's note under xdist, where workers' live lines cannot reach the terminal.
+XDIST_STEP_NOTE = (
+    "osworld: -v step lines are not shown under xdist (a worker's output stays on the worker); "
+    "each task's steps are written as they happen to traj.jsonl under {results}"
+)
+_PYAUTOGUI_CALL = re.compile(r"\bpyautogui\.(\w+)\s*\(")
+
+
+def action_kind(action: object) -> str:
+    """A short name for one action as ``traj.jsonl`` writes it: ``click``, ``CLICK``, ``DONE``..."""
+    if isinstance(action, dict):
+        return str(action.get("action_type", "computer_13"))
+    text = str(action).strip()
+    if text in ("DONE", "FAIL", "WAIT"):
+        return text
+    calls = list(dict.fromkeys(_PYAUTOGUI_CALL.findall(text)))
+    if not calls:
+        return "code"
+    return "+".join(calls[:3]) + ("+..." if len(calls) > 3 else "")
+
+
+def _seconds(value: object) -> str:
+    seconds = float(value) if isinstance(value, int | float) else 0.0
+    return f"{seconds:.1f}s" if seconds < 100 else f"{seconds:.0f}s"
+
+
+def step_line(step: dict[str, Any], max_steps: int) -> str:
+    """The live line of one ``traj.jsonl`` step (see :data:`STEP_LINE`)."""
+    actions = list(step.get("actions", []))
+    kinds = list(dict.fromkeys(action_kind(a) for a in actions)) or ["no action"]
+    shown = "; ".join(a if isinstance(a, str) else json.dumps(a) for a in actions).replace("\n", " | ")
+    values = {
+        "num": step.get("step_num", "?"),
+        "max_steps": max_steps,
+        "kinds": ", ".join(kinds),
+        "seconds": _seconds(step.get("duration_s")),
+        "actions": shown[:120],
+    }
+    only_kinds = all(isinstance(a, str) and a.strip() in ("DONE", "FAIL", "WAIT") for a in actions)
+    line = (STEP_LINE_SHORT if only_kinds else STEP_LINE).format(**values)
+    problem = step.get("parse_error") or "; ".join(step.get("action_errors", []))
+    if problem:
+        line += f"  [{str(problem)[:80]}]"
+    return line
 
 
 class StepProgress:
-    """With ``-v`` (and no xdist), one line per agent step while a task runs."""
+    """With ``-v`` (and no xdist), one live line per agent step while a task runs.
+
+    Under xdist a worker's terminal output never reaches the controller's terminal, so
+    there are no step lines; the report header says so (:data:`XDIST_STEP_NOTE`).
+    """
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
 
     def pytest_osworld_step(self, item: pytest.Item, step: dict[str, Any]) -> None:
-        """Print the step's number, actions and any error."""
+        """Print the step's number, action kind, time, actions and any error."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None or not isinstance(item, TaskItem):
             return
-        actions = "; ".join(
-            a if isinstance(a, str) else json.dumps(a) for a in step.get("actions", [])
-        ).replace("\n", " | ")
-        problem = step.get("parse_error") or "; ".join(step.get("action_errors", []))
-        line = f"    step {step['step_num']}/{item.config.stash[SETTINGS_KEY].max_steps}: {actions[:120]}"
-        if problem:
-            line += f"  [{problem[:80]}]"
+        line = step_line(step, item.config.stash[SETTINGS_KEY].max_steps)
         capture = self.config.pluginmanager.get_plugin("capturemanager")
         if capture is None:
             reporter.write_line(line)
@@ -152,9 +204,9 @@ class SummaryPlugin:
                 terminalreporter.line(f"repeats ({self.settings.repeat} runs of each task):")
                 for line in summarize_repeats(trials).lines():
                     terminalreporter.line(f"  {line}")
-        terminalreporter.line(f"results: {self.settings.results_dir}")
+        terminalreporter.line(f"results: {self.settings.results_dir.resolve()}")
         if self.report_path is not None:
-            terminalreporter.line(f"report:  {self.report_path}")
+            terminalreporter.line(f"report:  {self.report_path.resolve().as_uri()}")
 
 
 def _outcome_of(report: pytest.TestReport) -> str | None:

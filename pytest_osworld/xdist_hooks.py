@@ -20,6 +20,7 @@ from pytest_osworld.agent import AGENTS
 from pytest_osworld.collect import plain_failure, task_error_result
 from pytest_osworld.errors import OSWorldError
 from pytest_osworld.fixtures import NO_AGENT, recorder_for
+from pytest_osworld.preflight import check_run
 from pytest_osworld.settings import Settings
 from pytest_osworld.task import load_task
 
@@ -133,13 +134,19 @@ class XdistHooks:
             report.osworld = data  # type: ignore[attr-defined]
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """Under xdist only the workers collect: the controller stops a run of tasks with no agent."""
-        if self.settings.agent or self.config.option.collectonly:
+        """Under xdist only the workers collect: once the first worker has, and before any
+        runs a task, the controller checks the run (no agent, a bad agent, a results
+        folder that cannot be written) and stops it with one message."""
+        if self.checked or self.config.option.collectonly:
             return
-        if any(".json::" in nodeid for nodeid in ids):
+        if not any(".json::" in nodeid for nodeid in ids):
+            return
+        self.checked = True
+        if not self.settings.agent:
             pytest.exit(
                 NO_AGENT.format(names=", ".join(AGENTS.names())), returncode=pytest.ExitCode.USAGE_ERROR
             )
+        check_run(self.config, self.settings, keep_agent=False)
 
 
 #: The name this class had inside plugin.py.

@@ -217,7 +217,7 @@ def test_verbose_run_shows_each_step(pytester: pytest.Pytester, write_task) -> N
     write_task(solution=["# fake: write /home/user/out.txt hello", "DONE"])
     result = pytester.runpytest("tasks", "--agent=replay", "-v")
     result.stdout.fnmatch_lines(
-        ["    step 1/15: # fake: write /home/user/out.txt hello", "    step 2/15: DONE"]
+        ["    step 1/15 (code, *s): # fake: write /home/user/out.txt hello", "    step 2/15 (DONE, *s)"]
     )
 
 

@@ -1,0 +1,363 @@
+"""Explained usage errors: one message per mistake, before any desktop starts.
+
+Every test runs against a spy provider that leaves a file behind when it starts, and
+checks the golden text of the message (value, where it came from, the fix), the exit
+code, and that no provider was started.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_osworld import preflight
+
+SPY_CONFTEST = """
+from pathlib import Path
+
+from pytest_osworld.providers import PROVIDERS
+from pytest_osworld.providers.fake import FakeProvider
+
+STARTED = Path(__file__).with_name("provider-started")
+
+
+class SpyProvider(FakeProvider):
+    name = "spy"
+
+    def _start_impl(self):
+        with STARTED.open("a") as log:
+            log.write(self.config.worker_id + "\\n")
+
+
+PROVIDERS.register("spy", SpyProvider)
+"""
+
+MY_AGENTS = """
+from pytest_osworld.actions import Action
+from pytest_osworld.agent import AgentStep
+
+NAME = "not a factory"
+
+
+class Good:
+    def __init__(self, config):
+        self.config = config
+
+    def reset(self, task):
+        pass
+
+    def act(self, instruction, observation):
+        return AgentStep(actions=[Action(kind="DONE")])
+
+
+class NoConfig:
+    def __init__(self):
+        pass
+
+    def reset(self, task):
+        pass
+
+    def act(self, instruction, observation):
+        return AgentStep(actions=[Action(kind="DONE")])
+
+
+class NoAct:
+    def __init__(self, config):
+        pass
+
+    def reset(self, task):
+        pass
+
+
+def make_dict(config):
+    return {"reset": None}
+
+
+class Crashes:
+    def __init__(self, config):
+        raise RuntimeError("no GPU found")
+
+    def reset(self, task):
+        pass
+
+    def act(self, instruction, observation):
+        pass
+"""
+
+
+def _ini(pytester: pytest.Pytester, *extra: str) -> None:
+    lines = [
+        "[pytest]",
+        "osworld_provider = spy",
+        "osworld_asset_cache = .assets",
+        "osworld_results_dir = results/run",
+        "filterwarnings = ignore::pytest.PytestAssertRewriteWarning",
+        *extra,
+    ]
+    (pytester.path / "tox.ini").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def spy(pytester: pytest.Pytester, write_task) -> Path:
+    """Two tasks, a spy provider, our agents module; returns the file a provider start writes."""
+    _ini(pytester)
+    pytester.makeconftest(SPY_CONFTEST)
+    pytester.makepyfile(my_agents=MY_AGENTS)
+    pytester.syspathinsert()
+    write_task(task_id="11111111-0000-0000-0000-000000000001")
+    write_task(task_id="11111111-0000-0000-0000-000000000002")
+    return pytester.path / "provider-started"
+
+
+def _usage_error(result: pytest.RunResult, started: Path) -> str:
+    """The run stopped with a usage error, printed once, and no provider started."""
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    assert not started.exists(), f"a provider started: {started.read_text()}"
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR: ")]
+    assert len(errors) == 1, result.stderr.str()
+    return result.stderr.str()
+
+
+def test_agent_control_run_passes(pytester: pytest.Pytester, spy: Path) -> None:
+    """The good agent of the same module runs: the checks below fail for their own reason."""
+    result = pytester.runpytest("tasks", "--agent=my_agents:Good")
+    result.assert_outcomes(failed=2)
+    assert spy.read_text() == "main\n"
+
+
+def test_agent_module_that_does_not_exist(pytester: pytest.Pytester, spy: Path) -> None:
+    result = pytester.runpytest("tasks", "--agent=no_such_agents:Agent")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='no_such_agents:Agent' (command line --agent): no module named "
+            f"'no_such_agents' can be imported from here ({pytester.path}).",
+            "  Fix: install the package that provides it, or put its folder on the path: "
+            "`pythonpath = <folder>` in the ini file, or PYTHONPATH=<folder>, or run `python -m pytest` "
+            "from the folder that contains 'no_such_agents.py'.",
+        ]
+    )
+
+
+def test_agent_module_whose_import_fails(pytester: pytest.Pytester, spy: Path) -> None:
+    pytester.makepyfile(needs_torch="import torch_that_is_not_installed\n\nclass Agent: pass\n")
+    result = pytester.runpytest("tasks", "--agent=needs_torch:Agent")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='needs_torch:Agent' (command line --agent): importing 'needs_torch' failed: "
+            "ModuleNotFoundError: No module named 'torch_that_is_not_installed'",
+            f"  at {pytester.path / 'needs_torch.py'}:1 in <module>",
+            "  Fix: the error is in that module (or a module it imports); "
+            "`python -c 'import needs_torch'` shows it.",
+        ]
+    )
+
+
+def test_agent_attribute_that_does_not_exist(pytester: pytest.Pytester, spy: Path) -> None:
+    result = pytester.runpytest("tasks", "--agent=my_agents:Goood")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='my_agents:Goood' (command line --agent): module 'my_agents' "
+            f"({pytester.path / 'my_agents.py'}) has no attribute 'Goood'; did you mean 'Good'?.",
+            "  Fix: name a class or function defined there, such as --agent=my_agents:Good.",
+        ]
+    )
+
+
+def test_agent_that_is_not_callable(pytester: pytest.Pytester, spy: Path) -> None:
+    result = pytester.runpytest("tasks", "--agent=my_agents:NAME")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='my_agents:NAME' (command line --agent): 'NAME' is a str 'not a factory', "
+            "not a class or function that builds an agent.",
+            "  An agent factory is called once per worker as factory(config), config being a",
+        ]
+    )
+
+
+def test_agent_class_that_takes_no_config(pytester: pytest.Pytester, spy: Path) -> None:
+    """The issue's case: every task was an ERROR with a TypeError traceback from fixtures.py."""
+    result = pytester.runpytest("tasks", "--agent=my_agents:NoConfig")
+    text = _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='my_agents:NoConfig' (command line --agent): NoConfig() cannot be called "
+            "with one AgentConfig (too many positional arguments).",
+            "  An agent factory is called once per worker as factory(config), config being a",
+            "  pytest_osworld.agent.AgentConfig; what it returns needs reset(task) and",
+            "  act(instruction, observation) -> AgentStep (close() is optional). For example:",
+            "",
+            "    from pytest_osworld.actions import Action",
+            "    from pytest_osworld.agent import AgentConfig, AgentStep, Observation",
+            "",
+            "    class NoConfig:",
+            "        def __init__(self, config: AgentConfig) -> None:",
+            "            self.config = config",
+            "",
+            "        def reset(self, task) -> None:",
+            "            pass",
+            "",
+            "        def act(self, instruction: str, observation: Observation) -> AgentStep:",
+            '            return AgentStep(actions=[Action(kind="DONE")])',
+        ]
+    )
+    assert "Traceback" not in text and "fixtures.py" not in text + result.stdout.str()
+
+
+def test_agent_class_without_act(pytester: pytest.Pytester, spy: Path) -> None:
+    result = pytester.runpytest("tasks", "--agent=my_agents:NoAct")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='my_agents:NoAct' (command line --agent): class NoAct has no act(): "
+            "it is not an agent.",
+            "    class NoAct:",
+        ]
+    )
+
+
+def test_agent_function_that_returns_no_agent(pytester: pytest.Pytester, spy: Path) -> None:
+    result = pytester.runpytest("tasks", "--agent=my_agents:make_dict")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='my_agents:make_dict' (command line --agent): the dict that make_dict "
+            "returned has no reset() or act(): it is not an agent.",
+            "    class MyAgent:",
+        ]
+    )
+
+
+def test_agent_constructor_that_raises(pytester: pytest.Pytester, spy: Path) -> None:
+    result = pytester.runpytest("tasks", "--agent=my_agents:Crashes")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='my_agents:Crashes' (command line --agent): building the agent raised "
+            "RuntimeError: no GPU found",
+            f"  at {pytester.path / 'my_agents.py'}:*in __init__",
+            "  Fix: the error is in the agent's own constructor, which runs once per worker as factory(config).",
+        ]
+    )
+
+
+def test_malformed_agent_spec(pytester: pytest.Pytester, spy: Path) -> None:
+    result = pytester.runpytest("tasks", "--agent=my_agents:")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='my_agents:' (command line --agent): expected a registered agent or "
+            "'module:attr' (for example --agent=my_agents:MyAgent); registered agents: *noop*replay*"
+        ]
+    )
+
+
+@pytest.mark.parametrize("where", ["command line", "ini"])
+def test_model_agent_without_its_api_key(
+    pytester: pytest.Pytester, spy: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Once, before any desktop: not one ERROR per task after each restore."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    if where == "ini":
+        _ini(pytester, "osworld_agent = claude3")
+        result = pytester.runpytest("tasks")
+        source = "ini osworld_agent"
+    else:
+        result = pytester.runpytest("tasks", "--agent=claude3")
+        source = "command line --agent"
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --agent='claude3' ({source}): the agent cannot start: agent 'claude3' needs an "
+            "API key: set ANTHROPIC_API_KEY (or name another variable with --agent-arg api_key_env=NAME)"
+        ]
+    )
+
+
+def test_bad_agent_under_xdist_is_one_error_before_any_desktop(
+    pytester: pytest.Pytester, spy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = pytester.runpytest("tasks", "--agent=claude3", "-n", "2")
+    text = _usage_error(result, spy)
+    assert (text + result.stdout.str()).count("needs an API key") == 1
+    result = pytester.runpytest("tasks", "--agent=my_agents:NoConfig", "-n", "2")
+    text = _usage_error(result, spy)
+    assert (text + result.stdout.str()).count("cannot be called with one AgentConfig") == 1
+
+
+def test_collect_only_builds_no_agent(pytester: pytest.Pytester, spy: Path) -> None:
+    assert pytester.runpytest("tasks", "--agent=my_agents:Crashes", "--collect-only").ret == 0
+
+
+def test_unknown_provider_arg(pytester: pytest.Pytester, spy: Path) -> None:
+    result = pytester.runpytest("tasks", "--agent=noop", "--provider=local", "--provider-arg", "colour=blue")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --provider-arg colour=blue (command line --provider-arg): the 'local' provider "
+            "rejects it: unknown local provider option(s): colour.",
+            "  Fix: correct or drop that --provider-arg; docs/desktop.md, section 'Options', lists "
+            "the local provider's options",
+        ]
+    )
+    assert not (pytester.path / "results").exists()
+
+
+def test_bad_network_provider_arg_from_the_ini(pytester: pytest.Pytester, spy: Path) -> None:
+    _ini(pytester, "osworld_provider_args = network=internet")
+    result = pytester.runpytest("tasks", "--agent=noop")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --provider-arg network='internet' (ini osworld_provider_args): expected network=none "
+            "(the default: no network inside the desktop) or network=shared (the host's network, for "
+            "tasks that need the live web)"
+        ]
+    )
+
+
+def test_results_folder_behind_a_file(pytester: pytest.Pytester, spy: Path) -> None:
+    (pytester.path / "afile").write_text("not a folder")
+    result = pytester.runpytest("tasks", "--agent=noop", "--results-dir=afile/results")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --results-dir='afile/results' (command line --results-dir): the results folder "
+            "cannot be written: afile is a file, not a folder.",
+            "  Fix: pass --results-dir=DIR (or osworld_results_dir in the ini file) naming a folder you "
+            "can write, or start pytest from a writable folder (the default is ./results/<UTC time> there).",
+        ]
+    )
+
+
+def test_results_folder_behind_a_file_under_xdist(pytester: pytest.Pytester, spy: Path) -> None:
+    (pytester.path / "afile").write_text("not a folder")
+    result = pytester.runpytest("tasks", "--agent=noop", "--results-dir=afile/results", "-n", "2")
+    text = _usage_error(result, spy)
+    assert text.count("afile is a file, not a folder") == 1
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through any permission bits")
+def test_results_folder_without_write_permission(pytester: pytest.Pytester, spy: Path) -> None:
+    locked = pytester.path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        result = pytester.runpytest("tasks", "--agent=noop", "--results-dir=locked/results")
+    finally:
+        locked.chmod(0o700)
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(["*the results folder cannot be written: no permission to write in locked.*"])
+
+
+def test_templates_are_the_module_constants() -> None:
+    """The messages above are built from preflight's constants, which name value and source."""
+    for name in ("AGENT_NO_MODULE", "AGENT_NO_ATTR", "AGENT_BAD_SIGNATURE", "AGENT_REFUSED", "AGENT_CRASHED"):
+        assert getattr(preflight, name).startswith(preflight.AGENT_PREFIX)
+    assert "{source}" in preflight.RESULTS_NOT_WRITABLE
+    assert "{source}" in preflight.PROVIDER_ARG_REJECTED
