@@ -227,3 +227,19 @@ def test_plain_headers_are_read_directly_and_the_rest_is_left_to_email(
     head: bytes, expected: tuple[str | None, bool] | None
 ) -> None:
     assert server_multipart.plain_part_headers(head) == expected
+
+
+def test_the_upload_osworld_sends_through_requests_takes_the_fast_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OSWorld's controller posts ``files=`` and ``data=`` with requests, i.e. urllib3's encoder."""
+    filepost = pytest.importorskip("urllib3.filepost")
+    data = bytes(range(256)) * 1024
+    body, content_type = filepost.encode_multipart_formdata(
+        {"file_path": "/home/user/Desktop/é.xlsx", "file_data": ("é.xlsx", data)}
+    )
+    fast_only(monkeypatch)
+    assert parse_multipart(content_type, body) == {
+        "file_path": "/home/user/Desktop/é.xlsx",
+        "file_data": data,
+    }
