@@ -77,12 +77,26 @@ def plan(quick: bool, groups: tuple[str, ...], full_reference: bool) -> list[tup
     return cases
 
 
-def report(results: list[tuple[str, CaseResult]], documented: set[str], seconds: float) -> dict[str, Any]:
+def getter_names(task: E2ETask) -> str:
+    """A disagreement's name: the task's result getter type(s), e.g. ``default_video_player``.
+
+    A getter difference is what an end-to-end disagreement documents (the metrics are
+    compared one by one at level 1); several getters are joined with ``+``.
+    """
+    result = task.data.get("evaluator", {}).get("result", [])
+    specs = result if isinstance(result, list) else [result]
+    names = sorted({str(s.get("type")) for s in specs if isinstance(s, dict) and s.get("type")})
+    return "+".join(names) or task.name
+
+
+def report(
+    results: list[tuple[str, E2ETask, CaseResult]], documented: set[str], seconds: float
+) -> dict[str, Any]:
     """The level's JSON (PARITY.md's shape) from the case results."""
     rows: dict[str, dict[str, Any]] = {}
     not_compared: list[dict[str, str]] = []
     disagreements: list[dict[str, Any]] = []
-    for group, res in results:
+    for group, task, res in results:
         row = rows.setdefault(
             group, {"name": group, "cases": 0, "agree": 0, "documented": 0, "undocumented": 0, "note": ""}
         )
@@ -98,12 +112,13 @@ def report(results: list[tuple[str, CaseResult]], documented: set[str], seconds:
         if res.agree:
             row["agree"] += 1
             continue
-        is_doc = res.task in documented
+        name = getter_names(task)
+        is_doc = name in documented
         row["documented" if is_doc else "undocumented"] += 1
         disagreements.append(
             {
-                "name": res.task,
-                "case": f"{group}: {res.trajectory}"
+                "name": name,
+                "case": f"{group}: {res.task} {res.trajectory}"
                 + (f" (ours: {res.ours_error})" if res.ours_error else ""),
                 "ours": res.ours,
                 "oracle": res.oracle,
@@ -137,12 +152,12 @@ def run(
     oracle_python = ensure_oracle_venv(ROOT)
     progress(f"end_to_end: {len(cases)} cases; starting the local desktop and OSWorld's DesktopEnv")
     session = E2ESession(oracle_python, ROOT / "tasks")
-    results: list[tuple[str, CaseResult]] = []
+    results: list[tuple[str, E2ETask, CaseResult]] = []
     try:
         for index, (group, task, actions) in enumerate(cases, 1):
             trajectory = "noop" if actions == ["DONE"] else f"reference ({len(actions)} actions)"
             res = session.run_case(task, trajectory, actions)
-            results.append((group, res))
+            results.append((group, task, res))
             verdict = "raised" if res.oracle_error else ("agree" if res.agree else "DISAGREE")
             progress(
                 f"[{index}/{len(cases)}] {group} {task.name}: ours={res.ours} oracle={res.oracle} "

@@ -19,17 +19,18 @@ request = urllib.request.Request("http://127.0.0.1:8080/requests/status.xml")
 request.add_header("Authorization", "Basic " + base64.b64encode(b":password").decode())
 sys.stdout.write(urllib.request.urlopen(request, timeout=10).read().decode())
 """
+#: The ``video/*`` subtypes OSWorld's getter asks ``xdg-mime`` about, in its order. Its
+#: list names every subtype twice except ``x-ogm+ogg`` (once), so each answer counts twice
+#: (once for that one): the weights keep its majority and its tie-break (first seen wins).
 VIDEO_TYPES = (
-    "mp4",
-    "x-matroska",
-    "webm",
-    "x-msvideo",
-    "quicktime",
-    "mpeg",
-    "ogg",
-    "x-flv",
-    "3gpp",
-)
+    "3gp", "3gpp", "3gpp2", "avi", "divx", "dv", "fli", "flv", "mp2t", "mp4", "mp4v-es",
+    "mpeg", "mpeg-system", "msvideo", "ogg", "quicktime", "vnd.divx", "vnd.mpegurl",
+    "vnd.rn-realvideo", "webm", "x-anim", "x-avi", "x-flc", "x-fli", "x-flv", "x-m4v",
+    "x-matroska", "x-mpeg", "x-mpeg-system", "x-mpeg2", "x-ms-asf", "x-ms-asf-plugin",
+    "x-ms-asx", "x-ms-wm", "x-ms-wmv", "x-ms-wmx", "x-ms-wvx", "x-msvideo", "x-nsv", "x-ogm",
+    "x-ogm+ogg", "x-theora", "x-theora+ogg",
+)  # fmt: skip
+VIDEO_TYPES_COUNTED_ONCE = frozenset({"x-ogm+ogg"})
 
 
 def _write(ctx: TaskContext, dest: str, data: bytes) -> Path:
@@ -86,12 +87,16 @@ def get_vscode_config(ctx: TaskContext, config: dict[str, Any]) -> Path:
 
 
 def get_default_video_player(ctx: TaskContext, config: dict[str, Any]) -> str:
-    """The desktop file most video MIME types open with (``xdg-mime query default``)."""
+    """The desktop file most video MIME types open with (``xdg-mime query default``).
+
+    The same subtypes, weights and tie-break as OSWorld's getter (see ``VIDEO_TYPES``): a
+    shorter list once picked ``chromium.desktop`` where OSWorld's picks ``vlc.desktop``.
+    """
     answers: collections.Counter[str] = collections.Counter()
     for video in VIDEO_TYPES:
         result = ctx.guest.execute(["xdg-mime", "query", "default", f"video/{video}"])
         if result.returncode == 0 and result.output.strip():
-            answers[result.output.strip()] += 1
+            answers[result.output.strip()] += 1 if video in VIDEO_TYPES_COUNTED_ONCE else 2
     if not answers:
         raise GetterError("default_video_player: xdg-mime knows no default video player")
     return answers.most_common(1)[0][0]
