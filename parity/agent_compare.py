@@ -83,6 +83,15 @@ def _short(value: Any) -> Any:
     return value if len(text) <= 400 else text[:400] + "..."
 
 
+def _effective(outcome: dict[str, Any]) -> dict[str, Any]:
+    """``outcome`` without empty code strings (the oracle's no-op actions, e.g. from ``` ```)."""
+    value = outcome.get("value")
+    if not isinstance(value, list):
+        return outcome
+    kept = [v for v in value if not (isinstance(v, str) and not agent_ours.split_bindings(v)[1].strip())]
+    return {"value": kept}
+
+
 def _failed(outcome: dict[str, Any]) -> bool:
     """True when a side produced no actions (our error; the oracle's raise, message or [])."""
     if "error" in outcome or "raised" in outcome:
@@ -100,7 +109,9 @@ def _som_same(ours: list[Any], oracle: list[Any]) -> bool:
             return False
         mine_bound, mine_body = agent_ours.split_bindings(mine)
         their_bound, their_body = agent_ours.split_bindings(theirs)
-        if mine_body != their_body or any(their_bound.get(k) != v for k, v in mine_bound.items()):
+        if mine_body.rstrip() != their_body.rstrip() or any(
+            their_bound.get(k) != v for k, v in mine_bound.items()
+        ):
             return False
     return True
 
@@ -117,7 +128,7 @@ def compare_outputs(
             "parse_code_som": agent_ours.parse_code_som(text, masks),
         }
         for row in PARSE_ROWS:
-            ours, other = mine[row], theirs[row]
+            ours, other = mine[row], _effective(theirs[row])
             if _failed(ours) or _failed(other):
                 same = _failed(ours) and _failed(other)
             elif row == "parse_code_som":
@@ -129,15 +140,42 @@ def compare_outputs(
 
 
 def _normal(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    """Equal for actions OSWorld's environment runs alike: trailing blanks of code, and a
+    ``{"action_type": "DONE"}`` object against ``"DONE"``."""
+    items = []
+    for item in value:
+        if isinstance(item, str):
+            item = item.rstrip()
+        elif isinstance(item, dict) and set(item) == {"action_type"} and item["action_type"] in SPECIAL:
+            item = item["action_type"]
+        items.append(item)
+    return json.dumps(items, sort_keys=True, ensure_ascii=False)
 
 
-_TAG = re.compile(r"\btag_(\d+)\b")
+#: A word right after a fence, then a blank: OSWorld takes any such word for a language tag.
+_WORD_AFTER_FENCE = re.compile(r"```(\w+)\s")
+_LANGUAGES = ("python", "python3", "py", "json")
 
 
 def cause_of(row: str, text: str, ours: dict[str, Any], oracle: dict[str, Any]) -> str | None:
     """The documented cause of a disagreement on ``text``, or None when it is not known."""
     error = str(ours.get("error", ""))
+    value = ours.get("value")
+    if isinstance(value, list) and len(value) == 1 and value[0] in SPECIAL and _failed(oracle):
+        last = text.strip().splitlines()[-1].strip() if text.strip() else ""
+        if last == value[0]:
+            return "special_in_prose"
+    if row == "parse_actions":
+        their = oracle.get("value")
+        if error and isinstance(their, list):
+            return "validated"
+        if not error and _failed(oracle):
+            return "more_shapes"
+        if isinstance(their, list) and any(isinstance(item, list) for item in their):
+            return "list_flattened"
+        mine = ours.get("value")
+        if isinstance(their, list) and isinstance(mine, list) and _subsequence(their, mine):
+            return "more_shapes"
     if row in ("parse_code", "parse_code_som"):
         if "is not valid Python" in error or "which is not allowed" in error:
             return "refused_code"
@@ -145,4 +183,17 @@ def cause_of(row: str, text: str, ours: dict[str, Any], oracle: dict[str, Any]) 
             return "unknown_tag"
         if ";" in text:
             return "semicolons"
+        their_codes = [v for v in oracle.get("value") or [] if isinstance(v, str)]
+        if any(
+            c.split("\n")[-1] not in SPECIAL and c.split("\n")[-1].strip() in SPECIAL for c in their_codes
+        ):
+            return "indented_special"
+        if any(m.group(1).lower() not in _LANGUAGES for m in _WORD_AFTER_FENCE.finditer(text)):
+            return "first_word_eaten"
     return None
+
+
+def _subsequence(part: list[Any], whole: list[Any]) -> bool:
+    """True when ``part``'s items appear in ``whole`` in order (compared normalised)."""
+    items = iter(_normal([w]) for w in whole)
+    return all(any(_normal([p]) == w for w in items) for p in part)

@@ -30,14 +30,16 @@ _CODE = (
     "pyautogui.scroll(-3)",
 )
 _JSON = (
-    {"action_type": "CLICK", "x": 10, "y": 20},
-    {"action_type": "TYPING", "text": "hello"},
-    {"action_type": "MOVE_TO", "x": 5, "y": 5},
-    {"action_type": "PRESS", "key": "enter"},
-    {"action_type": "HOTKEY", "keys": ["ctrl", "c"]},
-    {"action_type": "SCROLL", "dx": 0, "dy": -2},
+    {"action_type": "CLICK", "parameters": {"x": 10, "y": 20}},
+    {"action_type": "TYPING", "parameters": {"text": "hello ✓"}},
+    {"action_type": "MOVE_TO", "parameters": {"x": 5, "y": 5}},
+    {"action_type": "PRESS", "parameters": {"key": "enter"}},
+    {"action_type": "HOTKEY", "parameters": {"keys": ["ctrl", "c"]}},
+    {"action_type": "SCROLL", "parameters": {"dx": 0, "dy": -2}},
     {"action_type": "DONE"},
-    {"action_type": "BOGUS"},
+    {"action_type": "WAIT"},
+    {"action_type": "BOGUS", "parameters": {}},
+    {"action_type": "CLICK", "x": 10, "y": 20},
     {"x": 1},
 )
 _PROSE = (

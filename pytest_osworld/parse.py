@@ -46,6 +46,9 @@ NOT_AN_ACTION = "block {index}: a computer_13 action must be a JSON object, got 
 _FENCE = re.compile(r"```(.*?)```", re.DOTALL)
 #: A first line that is a language tag (``python``, ``py``, ``json``, empty), not code.
 _LANG_TAG = re.compile(r"^[A-Za-z][\w+.-]*$|^$")
+#: Language tags recognised with code after them on the same line (``` ```python code``` ```).
+_LANGUAGES = frozenset({"python", "python3", "py", "json"})
+_INLINE_TAG = re.compile(r"([A-Za-z]\w*)[ \t]+(.*)\Z", re.DOTALL)
 #: Calls the environment refuses: (pattern, name shown in the message).
 _FORBIDDEN: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bscreenshot\s*\("), "screenshot()"),
@@ -55,13 +58,20 @@ _FORBIDDEN: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def fenced_blocks(text: str) -> list[str]:
-    """The bodies of the fenced blocks in ``text``, language tags removed, in order."""
+    """The bodies of the fenced blocks in ``text``, language tags removed, in order.
+
+    A language tag is a word right after the fence, alone on the block's first line, or
+    one of :data:`_LANGUAGES` followed by a space and code on the same line.
+    """
     blocks: list[str] = []
     for match in _FENCE.finditer(text):
         body = match.group(1)
         first, newline, rest = body.partition("\n")
-        if newline and _LANG_TAG.match(first.strip()) and first.strip() not in SPECIAL:
+        inline = _INLINE_TAG.match(body)
+        if newline and _LANG_TAG.match(first.rstrip()) and first.strip() not in SPECIAL:
             body = rest
+        elif inline is not None and inline.group(1).lower() in _LANGUAGES:
+            body = inline.group(2)  # "```python pyautogui.click(1, 2)```": code on the tag's line
         blocks.append(body.strip("\n"))
     return blocks
 
