@@ -39,7 +39,8 @@ def bgrx_to_rgb(raw: bytes | bytearray, width: int, height: int) -> bytes:
     One pass, no intermediate copy: Pillow maps the buffer as an ``RGBX`` image (so its
     "R" is really blue) and packs it as ``BGR``, which puts red first. The packing is
     done in one block (``Image.tobytes`` packs 64 KB blocks and joins them, a third
-    slower); should Pillow's encoder interface ever answer otherwise, ``tobytes`` does it.
+    slower); should Pillow's encoder interface ever answer otherwise, ``tobytes`` does it,
+    and a Pillow without that packer gets the two-pass conversion.
     """
     from PIL import Image
 
@@ -58,9 +59,12 @@ def bgrx_to_rgb(raw: bytes | bytearray, width: int, height: int) -> bytes:
             encoder.cleanup()
         if status == 1 and isinstance(data, bytes) and len(data) == size:
             return data
-    except Exception as exc:  # a Pillow whose internals differ: the public way below
+    except Exception as exc:  # a Pillow whose internals differ: the public ways below
         _log.debug("one-block RGB packing unavailable (%s); using Image.tobytes", exc)
-    return image.tobytes("raw", "BGR")
+    try:
+        return image.tobytes("raw", "BGR")
+    except ValueError:  # a Pillow without the RGBX->BGR packer: unpack to RGB, then pack
+        return Image.frombytes("RGB", (width, height), bytes(raw), "raw", "BGRX").tobytes()
 
 
 def encode_pillow(rgb: bytes, width: int, height: int) -> bytes:

@@ -86,6 +86,25 @@ def test_bgrx_to_rgb_packs_the_same_through_pillows_public_tobytes(monkeypatch: 
     assert len(calls) == 2
 
 
+def test_bgrx_to_rgb_works_on_a_pillow_without_the_rgbx_to_bgr_packer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    expected = desktop_like(120, 80).tobytes()
+    raw = bgrx_of(desktop_like(120, 80))
+    real = Image._getencoder
+    refused: list[tuple[Any, ...]] = []
+
+    def no_bgr_packer(mode: str, name: str, args: Any, *rest: Any) -> Any:
+        if mode == "RGBX" and args in ("BGR", ("BGR",)):
+            refused.append((mode, args))
+            raise ValueError("No packer found from RGBX to BGR")
+        return real(mode, name, args, *rest)
+
+    monkeypatch.setattr(Image, "_getencoder", no_bgr_packer)
+    assert png.bgrx_to_rgb(raw, 120, 80) == expected
+    assert len(refused) == 2  # the one-block packing, then Image.tobytes
+
+
 def test_bgrx_to_rgb_refuses_a_buffer_of_the_wrong_size() -> None:
     with pytest.raises(ValueError, match="cannot be a 4x4 BGRX image"):
         png.bgrx_to_rgb(bytearray(60), 4, 4)
