@@ -17,9 +17,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_osworld.errors import AssetMissing, EnvironmentFailure, OSWorldError
+
+if TYPE_CHECKING:
+    from pytest_osworld.task import Task
 
 #: The largest asset downloaded into the cache (OSWorld's biggest files are videos of a
 #: few hundred MB); a larger answer is refused and nothing is kept.
@@ -180,3 +183,30 @@ __all__ = [
     "OSWorldError",
     "default_cache_dir",
 ]
+
+
+def check_assets_available(task: Task, assets: AssetCache) -> None:
+    """Offline runs skip a task whose assets are not cached, before touching the desktop.
+
+    Raises :class:`~pytest_osworld.errors.AssetMissing` naming the first missing URL (a
+    skip in pytest, an error from the envs' ``reset``). Online, nothing is checked: the
+    setup steps download what they need.
+    """
+    if not assets.offline:
+        return
+    urls = [
+        f["url"] for step in task.config if step.type == "download" for f in step.parameters.get("files", [])
+    ]
+    urls += [
+        url
+        for getter in task.evaluator.getters()
+        if getter.type == "cloud_file"
+        for url in (
+            getter.config["path"]
+            if isinstance(getter.config.get("path"), list)
+            else [getter.config.get("path")]
+        )
+    ]
+    for url in urls:
+        if isinstance(url, str) and not assets.is_cached(url, task.path.parent):
+            assets.fetch(url, task.path.parent)  # raises AssetMissing with the URL named

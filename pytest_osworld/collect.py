@@ -25,8 +25,6 @@ from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import (
     AgentFailure,
     EnvironmentFailure,
-    GuestError,
-    GuestUnreachable,
     OSWorldError,
     TaskFileError,
     UnknownNameError,
@@ -37,7 +35,14 @@ from pytest_osworld.evaluators.metrics import METRICS
 from pytest_osworld.host import host_name, worker_name
 from pytest_osworld.providers.base import Environment, Provider
 from pytest_osworld.report.results import TaskRecorder, TaskResult
-from pytest_osworld.runner import Budget, EndReason, Episode, run_episode
+from pytest_osworld.runner import (
+    Budget,
+    EndReason,
+    Episode,
+    environment_gone,
+    provider_note,
+    run_episode,
+)
 from pytest_osworld.settings import SETTINGS_KEY, Settings
 from pytest_osworld.setup_steps import SETUP_STEPS
 from pytest_osworld.task import Task, load_task, looks_like_task
@@ -328,12 +333,7 @@ def task_error_result(
 def _provider_note(item: pytest.Item) -> str:
     """What this worker's provider knows about its environment after a failure, or ''."""
     provider = getattr(item, "funcargs", {}).get("osworld_provider")
-    if not isinstance(provider, Provider):
-        return ""
-    try:
-        return provider.diagnose()
-    except Exception as exc:  # a diagnosis must never hide the failure it explains
-        return f"(could not ask provider {provider.name!r} what happened: {type(exc).__name__}: {exc})"
+    return provider_note(provider) if isinstance(provider, Provider) else ""
 
 
 def _raise_if_environment_died(item: pytest.Item, ctx: TaskContext, error: str) -> None:
@@ -341,14 +341,12 @@ def _raise_if_environment_died(item: pytest.Item, ctx: TaskContext, error: str) 
 
     A getter or postconfig step that fails because the file is missing is the agent's
     failure (``eval_error``); one that fails because the environment died under it is not.
+    The check is :func:`~pytest_osworld.runner.environment_gone`, shared with the envs.
     """
-    try:
-        ctx.guest.health()
-    except GuestUnreachable as exc:
-        note = _provider_note(item) or f"the environment stopped answering ({exc})"
-        raise EnvironmentFailure(f"{note}; the evaluation could not run: {error}") from exc
-    except GuestError:
-        return  # it answered (an OSWorld VM has no /health): alive, the error stands
+    gone = environment_gone(ctx.guest)
+    if gone is not None:
+        note = _provider_note(item) or f"the environment stopped answering ({gone})"
+        raise EnvironmentFailure(f"{note}; the evaluation could not run: {error}") from gone
 
 
 def run_task(

@@ -23,6 +23,7 @@ import pytest
 
 from pytest_osworld.agent import AGENTS, Agent
 from pytest_osworld.assets import AssetCache
+from pytest_osworld.assets import check_assets_available as check_assets_available  # re-exported
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
 from pytest_osworld.preflight import build_agent, close_agent, take_prebuilt_agent
@@ -129,28 +130,6 @@ def osworld_recorder(
     if isinstance(request.node, TaskItem):
         request.node.osworld_recorder = recorder
     return recorder
-
-
-def check_assets_available(task: Task, assets: AssetCache) -> None:
-    """Offline runs skip a task whose assets are not cached, before touching the desktop."""
-    if not assets.offline:
-        return
-    urls = [
-        f["url"] for step in task.config if step.type == "download" for f in step.parameters.get("files", [])
-    ]
-    urls += [
-        url
-        for getter in task.evaluator.getters()
-        if getter.type == "cloud_file"
-        for url in (
-            getter.config["path"]
-            if isinstance(getter.config.get("path"), list)
-            else [getter.config.get("path")]
-        )
-    ]
-    for url in urls:
-        if isinstance(url, str) and not assets.is_cached(url, task.path.parent):
-            assets.fetch(url, task.path.parent)  # raises AssetMissing with the URL named
 
 
 @pytest.fixture

@@ -16,8 +16,9 @@ from typing import Any
 
 from pytest_osworld.actions import Action, ActionParseError
 from pytest_osworld.agent import Agent, AgentStep, Observation, Usage
-from pytest_osworld.errors import AgentFailure, GuestError
+from pytest_osworld.errors import AgentFailure, GuestError, GuestUnreachable
 from pytest_osworld.guest_api import Guest
+from pytest_osworld.providers.base import Provider
 from pytest_osworld.task import Task
 from pytest_osworld.timings import TaskTimings
 
@@ -112,12 +113,20 @@ class Episode:
         return reasons[self.end_reason]
 
 
-def observe(guest: Guest, instruction: str, observation_type: str) -> Observation:
-    """Take the observation an agent of ``observation_type`` needs."""
+def observe(guest: Guest, instruction: str, observation_type: str, terminal: bool = False) -> Observation:
+    """Take the observation an agent of ``observation_type`` needs.
+
+    ``terminal`` adds the desktop's terminal output (OSWorld's ``require_terminal``).
+    """
     wants_tree = observation_type in ("a11y_tree", "screenshot_a11y_tree", "som")
     screenshot = guest.screenshot()
     tree = guest.accessibility_tree() if wants_tree else None
-    return Observation(instruction=instruction, screenshot=screenshot, accessibility_tree=tree)
+    return Observation(
+        instruction=instruction,
+        screenshot=screenshot,
+        accessibility_tree=tree,
+        terminal=guest.terminal_output() if terminal else None,
+    )
 
 
 def execute_action(guest: Guest, action: Action, execute_structured: Callable[[Action], str]) -> str | None:
@@ -133,6 +142,59 @@ def execute_action(guest: Guest, action: Action, execute_structured: Callable[[A
         if result.returncode != 0:
             return (result.error or result.output).strip()[-2000:] or f"exit code {result.returncode}"
     return None
+
+
+def run_action(
+    guest: Guest,
+    action: Action,
+    structured: Callable[[Action], str],
+    pause: float = 0.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> str | None:
+    """Take one action of an episode; return its error text (a wasted step) or None.
+
+    The one place actions are taken, for the pytest items and both environments. DONE
+    and FAIL do nothing here (they end the episode). WAIT sleeps ``pause``, at least a
+    second. Any other action runs inside the desktop and is followed by ``pause``
+    seconds; an invalid computer_13 action is an error text, not a raise.
+    ``GuestError`` (the desktop broke) propagates.
+    """
+    if action.is_terminal:
+        return None
+    if action.kind == "WAIT":
+        sleep(max(pause, 1.0))
+        return None
+    try:
+        error = execute_action(guest, action, structured)
+    except ActionParseError as exc:
+        error = f"invalid action: {exc}"
+    if pause > 0:
+        sleep(pause)
+    return error
+
+
+def environment_gone(guest: Guest) -> GuestUnreachable | None:
+    """Whether the desktop stopped answering: the unreachable error, or None if it answers.
+
+    Asked after a step or evaluation error, to tell the agent's failure (the desktop is
+    alive, the error stands) from a desktop that died under it. A guest that answers with
+    an error (an OSWorld VM has no ``/health``) is alive.
+    """
+    try:
+        guest.health()
+    except GuestUnreachable as exc:
+        return exc
+    except GuestError:
+        return None
+    return None
+
+
+def provider_note(provider: Provider) -> str:
+    """What ``provider`` knows about its desktop after a failure, or ''; never raises."""
+    try:
+        return provider.diagnose()
+    except Exception as exc:  # a diagnosis must never hide the failure it explains
+        return f"(could not ask provider {provider.name!r} what happened: {type(exc).__name__}: {exc})"
 
 
 def run_episode(
@@ -239,17 +301,9 @@ def _run_answer(
         taken.append(action)
         if action.is_terminal:
             break
-        if action.kind == "WAIT":
-            sleep(max(budget.sleep_after_action, 1.0))
-            continue
-        try:
-            error = execute_action(guest, action, structured)
-        except ActionParseError as exc:
-            error = f"invalid action: {exc}"
+        error = run_action(guest, action, structured, budget.sleep_after_action, sleep)
         if error:
             errors.append(error)
-        if budget.sleep_after_action:
-            sleep(budget.sleep_after_action)
     return StepRecord(
         index=index,
         started=starts[1],

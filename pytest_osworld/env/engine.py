@@ -2,11 +2,13 @@
 
 The pytest item runs a whole episode with :func:`pytest_osworld.runner.run_episode`; an
 interactive environment needs the same pieces one call at a time. :class:`EpisodeEngine`
-composes them and adds no logic of its own: the provider's ``restore``, the task's setup
-steps (:func:`pytest_osworld.setup_steps.run_steps`), the observation
-(:func:`pytest_osworld.runner.observe`), action execution
-(:func:`pytest_osworld.runner.execute_action` with the computer_13 translation) and the
-evaluation (:func:`pytest_osworld.evaluators.evaluate.evaluate`). A fix in any of them
+composes them and adds no logic of its own: the offline asset check
+(:func:`pytest_osworld.assets.check_assets_available`), the provider's ``restore``, the
+task's setup steps (:func:`pytest_osworld.setup_steps.run_steps`), the observation
+(:func:`pytest_osworld.runner.observe`), the action (:func:`pytest_osworld.runner.run_action`,
+the very function the pytest episode loop takes each action with), the evaluation
+(:func:`pytest_osworld.evaluators.evaluate.evaluate`) and the check that a failing desktop
+is still alive (:func:`pytest_osworld.runner.environment_gone`). A fix in any of them
 fixes the pytest items and both environments at once.
 
 A desktop that dies under an episode raises :class:`DesktopCrashed` with the provider's
@@ -26,17 +28,17 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from pytest_osworld import __version__
-from pytest_osworld.actions import Action, ActionParseError
+from pytest_osworld.actions import Action
 from pytest_osworld.agent import Observation, Usage
-from pytest_osworld.assets import AssetCache, default_cache_dir
-from pytest_osworld.computer13 import to_pyautogui, validate
+from pytest_osworld.assets import AssetCache, check_assets_available, default_cache_dir
+from pytest_osworld.computer13 import to_pyautogui
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, GuestError, GuestUnreachable, OSWorldError
 from pytest_osworld.evaluators.evaluate import Evaluation, evaluate
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 from pytest_osworld.report.results import TaskRecorder, TaskResult
-from pytest_osworld.runner import StepRecord, execute_action, observe
+from pytest_osworld.runner import StepRecord, environment_gone, observe, provider_note, run_action
 from pytest_osworld.setup_steps import run_steps
 from pytest_osworld.task import Task, load_task, parse_task
 
@@ -147,8 +149,6 @@ class EpisodeEngine:
         missing an asset :class:`~pytest_osworld.errors.AssetMissing`: the same errors as
         the pytest items. The desktop is restored even after a crash.
         """
-        from pytest_osworld.fixtures import check_assets_available
-
         self.start()
         self.context = None
         self.task = task
@@ -208,45 +208,25 @@ class EpisodeEngine:
         """The observation now: screenshot, and the a11y tree / terminal when asked."""
         instruction = self.task.instruction if self.task is not None else ""
         kind = "screenshot_a11y_tree" if tree else "screenshot"
-
-        def take() -> Observation:
-            seen = observe(self.guest, instruction, kind)
-            if not terminal:
-                return seen
-            return Observation(
-                instruction=seen.instruction,
-                screenshot=seen.screenshot,
-                accessibility_tree=seen.accessibility_tree,
-                terminal=self.guest.terminal_output(),
-            )
-
-        return self._guarded(f"the observation after step {len(self.actions)}", take)
+        return self._guarded(
+            f"the observation after step {len(self.actions)}",
+            lambda: observe(self.guest, instruction, kind, terminal=terminal),
+        )
 
     def act(self, action: Action, pause: float = 0.0) -> str | None:
         """Run one action; return its error text (a wasted step) or None.
 
-        WAIT sleeps ``pause`` (at least a second, as the pytest items do); DONE and FAIL
-        only join the history. An invalid computer_13 action is an error text, not a raise.
+        The action is taken by :func:`pytest_osworld.runner.run_action`, as in the pytest
+        items: WAIT sleeps ``pause`` (at least a second), DONE and FAIL only join the
+        history, an invalid computer_13 action is an error text, not a raise.
         """
         if self.environment is None:
             raise EnvError(NO_EPISODE)
         self.actions.append(action)
-        if action.is_terminal:
-            return None
-        if action.kind == "WAIT":
-            self.sleep(max(pause, 1.0))
-            return None
-        try:
-            if action.kind == "computer_13":
-                validate(action.params or {})
-            error = self._guarded(
-                f"step {len(self.actions)}", lambda: execute_action(self.guest, action, to_pyautogui)
-            )
-        except ActionParseError as exc:
-            error = f"invalid action: {exc}"
-        if pause > 0:
-            self.sleep(pause)
-        return error
+        return self._guarded(
+            f"step {len(self.actions)}",
+            lambda: run_action(self.guest, action, to_pyautogui, pause, self.sleep),
+        )
 
     def record(self, action: Action, error: str | None, screenshot: bytes | None, response: str = "") -> None:
         """Write the step to the results folder (when one was asked for)."""
@@ -329,19 +309,16 @@ class EpisodeEngine:
             raise
 
     def _check_alive(self, where: str, error: str) -> None:
-        """Raise :class:`DesktopCrashed` if the desktop is gone; return if it still answers."""
-        try:
-            self.guest.health()
-        except GuestUnreachable as exc:
-            self._crashed(where, exc, error)
-        except GuestError:
-            return
+        """Raise :class:`DesktopCrashed` if the desktop is gone; return if it still answers.
+
+        The same check as the pytest items' (:func:`pytest_osworld.runner.environment_gone`).
+        """
+        gone = environment_gone(self.guest)
+        if gone is not None:
+            self._crashed(where, gone, error)
 
     def _crashed(self, where: str, exc: Exception, error: str = "") -> NoReturn:
-        try:
-            note = self.provider.diagnose()
-        except Exception as diag:  # a diagnosis must never hide the failure it explains
-            note = f"(could not ask the provider what happened: {type(diag).__name__}: {diag})"
+        note = provider_note(self.provider)
         why = note or f"the guest server stopped answering ({exc})"
         if error:
             why += f" ({error})"
