@@ -20,6 +20,24 @@ from pytest_osworld.omniact.collect import OmniactFile, OmniactItem, omniact_fil
 from pytest_osworld.preflight import check_run
 from pytest_osworld.settings import SETTINGS_KEY
 
+#: A JSON file named on the command line that is not a task.
+NOT_A_TASK = (
+    '{path} is not an OSWorld task: a task file is a JSON object with an "instruction" and an '
+    '"evaluator", such as OSWorld\'s evaluation_examples/examples/<domain>/<task id>.json{hint}'
+)
+#: The hint for a file that looks like a manifest (domain -> list of task ids).
+NOT_A_TASK_MANIFEST = (
+    ".\n  It looks like a manifest (domain -> task ids): run the tasks it lists with "
+    "pytest evaluation_examples/examples --manifest={path}"
+)
+#: An agent was chosen, and the paths given hold no task at all.
+NO_TASKS_FOUND = (
+    "no OSWorld task found in {paths} ({source}), yet --agent={agent!r} asks to run tasks.\n"
+    "  Fix: point pytest at task files or folders of them: <domain>/<task id>.json, each a JSON "
+    'object with an "instruction" and an "evaluator" (for OSWorld\'s own tasks, '
+    "evaluation_examples/examples)."
+)
+
 #: Known-broken tasks of the run: {task id: reason}.
 KNOWN_BROKEN_KEY = pytest.StashKey[dict[str, str]]()
 
@@ -52,15 +70,34 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> TaskFile | OmniactFile | None:
-    """Collect OSWorld (and OmniACT) task JSON files; other JSON files are left alone."""
+class NotATaskFile(pytest.File):
+    """A JSON file named on the command line that is not a task: a collection error saying so."""
+
+    def collect(self) -> list[pytest.Item]:
+        """Raise the collection error of :data:`NOT_A_TASK` (with a hint for manifests)."""
+        hint = ""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
+            hint = NOT_A_TASK_MANIFEST.format(path=self.path)
+        raise self.CollectError(NOT_A_TASK.format(path=self.path, hint=hint))
+
+
+def pytest_collect_file(
+    file_path: Path, parent: pytest.Collector
+) -> TaskFile | OmniactFile | NotATaskFile | None:
+    """Collect OSWorld (and OmniACT) task JSON files; other JSON files are left alone,
+    unless named on the command line, where they are a collection error that says why."""
     if file_path.suffix != ".json":
         return None
     omniact = omniact_file_for(file_path, parent)
     if omniact is not None:
         return omniact
-    if not is_task_file(file_path, explicit=parent.session.isinitpath(file_path)):
-        return None
+    explicit = parent.session.isinitpath(file_path)
+    if not is_task_file(file_path, explicit=explicit):
+        return NotATaskFile.from_parent(parent, path=file_path) if explicit else None
     return TaskFile.from_parent(parent, path=file_path)
 
 
@@ -114,7 +151,39 @@ def pytest_collection_modifyitems(
         return
     if tasks and not settings.agent:
         raise pytest.UsageError(NO_AGENT.format(names=", ".join(AGENTS.names())))
+    if not items and settings.agent and session.testsfailed == 0 and not _selecting(config):
+        raise pytest.UsageError(
+            NO_TASKS_FOUND.format(paths=_paths(config), source=_paths_source(config), agent=settings.agent)
+        )
     if any(isinstance(item, TaskItem | OmniactItem) for item in items):
         # Before any desktop starts: the agent (built once, kept for the fixture) and
         # the results folder. The xdist controller does the same in xdist_hooks.
         check_run(config, settings, keep_agent=True)
+
+
+def _selecting(config: pytest.Config) -> bool:
+    """Whether -k, -m, --deselect, --manifest or --skip-done may have deselected every task."""
+    settings = config.stash[SETTINGS_KEY]
+    options = config.option
+    return bool(
+        options.keyword
+        or options.markexpr
+        or getattr(options, "deselect", None)
+        or settings.manifest
+        or settings.skip_done
+    )
+
+
+def _paths(config: pytest.Config) -> str:
+    """The paths pytest collected from, as the user gave them."""
+    return ", ".join(repr(str(arg)) for arg in config.args) or repr(".")
+
+
+def _paths_source(config: pytest.Config) -> str:
+    """Where the collected paths came from."""
+    source = config.args_source
+    if source == pytest.Config.ArgsSource.TESTPATHS:
+        return "ini testpaths"
+    if source == pytest.Config.ArgsSource.ARGS:
+        return "command line"
+    return "the current folder"

@@ -355,6 +355,54 @@ def test_results_folder_without_write_permission(pytester: pytest.Pytester, spy:
     result.stderr.fnmatch_lines(["*the results folder cannot be written: no permission to write in locked.*"])
 
 
+def test_json_named_on_the_command_line_that_is_not_a_task(pytester: pytest.Pytester, spy: Path) -> None:
+    (pytester.path / "notes.json").write_text('{"title": "my notes"}')
+    result = pytester.runpytest("notes.json", "--agent=noop")
+    assert not spy.exists()
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting notes.json*",
+            f"{pytester.path / 'notes.json'} is not an OSWorld task: a task file is a JSON object with an "
+            '"instruction" and an "evaluator", such as OSWorld\'s '
+            "evaluation_examples/examples/<domain>/<task id>.json",
+        ]
+    )
+    assert "ERROR: not found" not in result.stderr.str()
+
+
+def test_manifest_named_as_a_task_path(pytester: pytest.Pytester, spy: Path) -> None:
+    manifest = pytester.path / "test_small.json"
+    manifest.write_text('{"os": ["11111111-0000-0000-0000-000000000001"]}')
+    result = pytester.runpytest("test_small.json", "--agent=noop")
+    assert not spy.exists()
+    result.stdout.fnmatch_lines(
+        [
+            f"{manifest} is not an OSWorld task: *<task id>.json.",
+            "  It looks like a manifest (domain -> task ids): run the tasks it lists with "
+            f"pytest evaluation_examples/examples --manifest={manifest}",
+        ]
+    )
+
+
+def test_folder_without_tasks(pytester: pytest.Pytester, spy: Path) -> None:
+    (pytester.path / "empty").mkdir()
+    result = pytester.runpytest("empty", "--agent=noop")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: no OSWorld task found in 'empty' (command line), yet --agent='noop' asks to run tasks.",
+            "  Fix: point pytest at task files or folders of them: <domain>/<task id>.json, each a JSON "
+            'object with an "instruction" and an "evaluator" (for OSWorld\'s own tasks, '
+            "evaluation_examples/examples).",
+        ]
+    )
+    # without an agent, or when -k chose nothing, pytest's own "no tests ran" stands
+    assert pytester.runpytest("empty").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert (
+        pytester.runpytest("tasks", "--agent=noop", "-k", "nothing").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    )
+
+
 def test_templates_are_the_module_constants() -> None:
     """The messages above are built from preflight's constants, which name value and source."""
     for name in ("AGENT_NO_MODULE", "AGENT_NO_ATTR", "AGENT_BAD_SIGNATURE", "AGENT_REFUSED", "AGENT_CRASHED"):
