@@ -150,19 +150,21 @@ def run_action(
     structured: Callable[[Action], str],
     pause: float = 0.0,
     sleep: Callable[[float], None] = time.sleep,
+    min_wait: float = 1.0,
 ) -> str | None:
     """Take one action of an episode; return its error text (a wasted step) or None.
 
     The one place actions are taken, for the pytest items and both environments. DONE
-    and FAIL do nothing here (they end the episode). WAIT sleeps ``pause``, at least a
-    second. Any other action runs inside the desktop and is followed by ``pause``
+    and FAIL do nothing here (they end the episode). WAIT sleeps ``pause``, at least
+    ``min_wait`` seconds (OSWorld's ``DesktopEnv`` passes 0: its WAIT is the pause alone).
+    Any other action runs inside the desktop and is followed by ``pause``
     seconds; an invalid computer_13 action is an error text, not a raise.
     ``GuestError`` (the desktop broke) propagates.
     """
     if action.is_terminal:
         return None
     if action.kind == "WAIT":
-        sleep(max(pause, 1.0))
+        sleep(max(pause, min_wait))
         return None
     try:
         error = execute_action(guest, action, structured)

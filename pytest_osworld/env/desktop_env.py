@@ -105,7 +105,6 @@ class DesktopEnv:
             sleep=sleep,
         )
         self._client_password = client_password
-        self._sleep = sleep
         self.controller = Controller(lambda: self.engine.guest, self._run_action)
         self.instruction: str | None = None
         self.task_id: str | None = None
@@ -188,18 +187,12 @@ class DesktopEnv:
         parsed = self._parse(action)
         info: dict[str, Any] = {}
         done = parsed.is_terminal
+        # OSWorld's WAIT is the pause alone (min_wait=0); DONE and FAIL do not pause.
+        error = self.engine.act(parsed, pause=pause, min_wait=0.0)
         if done:
-            self.engine.act(parsed)
             info[parsed.kind.lower()] = True
-        elif parsed.kind == "WAIT":
-            self.engine.actions.append(parsed)  # OSWorld's WAIT: just the pause
-            self._sleep(pause)
-        else:
-            error = self._run_action(parsed)
-            if error:
-                info["error"] = error
-            if pause:
-                self._sleep(pause)
+        if error:
+            info["error"] = error
         obs = self._get_obs()
         self.engine.record(parsed, info.get("error"), obs["screenshot"])
         return obs, 0.0, done, info

@@ -11,6 +11,11 @@ the very function the pytest episode loop takes each action with), the evaluatio
 is still alive (:func:`pytest_osworld.runner.environment_gone`). A fix in any of them
 fixes the pytest items and both environments at once.
 
+Each episode keeps per-phase :attr:`EpisodeEngine.timings` (restore, setup, observe,
+actions, postconfig, evaluation, record; ``agent`` stays 0: the agent is the caller's), the
+same :class:`~pytest_osworld.timings.TaskTimings` the pytest items put in ``result.json``;
+a results folder's ``result.json`` carries them here too.
+
 A desktop that dies under an episode raises :class:`DesktopCrashed` with the provider's
 explanation; the next :meth:`EpisodeEngine.begin` restores a fresh desktop.
 """
@@ -41,6 +46,7 @@ from pytest_osworld.report.results import TaskRecorder, TaskResult
 from pytest_osworld.runner import StepRecord, environment_gone, observe, provider_note, run_action
 from pytest_osworld.setup_steps import run_steps
 from pytest_osworld.task import Task, load_task, parse_task
+from pytest_osworld.timings import TaskTimings
 
 T = TypeVar("T")
 
@@ -133,6 +139,10 @@ class EpisodeEngine:
         self.recorder: TaskRecorder | None = None
         self.episode_started = 0.0
         self.resets = 0
+        #: Where the current episode's time went, phase by phase (fresh at each ``begin``).
+        self.timings = TaskTimings()
+        #: The seconds of the latest observation, given to the next step's ``step_times`` entry.
+        self._seen: dict[str, Any] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -154,10 +164,14 @@ class EpisodeEngine:
         self.task = task
         self.actions = []
         self.recorder = None
+        timings = self.timings = TaskTimings()  # the episode's clock starts here, as a task's does
+        self._seen = {}
         if task is not None:
-            check_assets_available(task, self.assets)
+            with timings.phase("setup"):
+                check_assets_available(task, self.assets)
         name = snapshot or (task.snapshot if task is not None else "") or self.config.default_snapshot
-        self.environment = self.provider.restore(name)
+        with timings.phase("restore"):
+            self.environment = self.provider.restore(name)
         self.resets += 1
         self.episode_started = time.time()
         if task is None:
@@ -179,7 +193,7 @@ class EpisodeEngine:
             cdp_url=env.extra.get("chromium_cdp_url"),
             network=self.provider.config.network,
         )
-        self._guarded("the setup steps", lambda: run_steps(ctx, task.config))
+        self._guarded("the setup steps", lambda: run_steps(ctx, task.config, timings=timings))
         self.context = ctx
         return env
 
@@ -208,45 +222,50 @@ class EpisodeEngine:
         """The observation now: screenshot, and the a11y tree / terminal when asked."""
         instruction = self.task.instruction if self.task is not None else ""
         kind = "screenshot_a11y_tree" if tree else "screenshot"
-        return self._guarded(
-            f"the observation after step {len(self.actions)}",
-            lambda: observe(self.guest, instruction, kind, terminal=terminal),
-        )
+        self._seen = {}
+        with self.timings.phase("observe", into=self._seen):
+            return self._guarded(
+                f"the observation after step {len(self.actions)}",
+                lambda: observe(self.guest, instruction, kind, terminal=terminal),
+            )
 
-    def act(self, action: Action, pause: float = 0.0) -> str | None:
+    def act(self, action: Action, pause: float = 0.0, min_wait: float = 1.0) -> str | None:
         """Run one action; return its error text (a wasted step) or None.
 
         The action is taken by :func:`pytest_osworld.runner.run_action`, as in the pytest
-        items: WAIT sleeps ``pause`` (at least a second), DONE and FAIL only join the
+        items: WAIT sleeps ``pause`` (at least ``min_wait``), DONE and FAIL only join the
         history, an invalid computer_13 action is an error text, not a raise.
         """
         if self.environment is None:
             raise EnvError(NO_EPISODE)
         self.actions.append(action)
-        return self._guarded(
-            f"step {len(self.actions)}",
-            lambda: run_action(self.guest, action, to_pyautogui, pause, self.sleep),
-        )
+        step_time: dict[str, Any] = {"index": len(self.actions), "observe": self._seen.get("observe", 0.0)}
+        self.timings.step_times.append(step_time)
+        with self.timings.phase("actions", into=step_time):
+            return self._guarded(
+                f"step {len(self.actions)}",
+                lambda: run_action(self.guest, action, to_pyautogui, pause, self.sleep, min_wait),
+            )
 
     def record(self, action: Action, error: str | None, screenshot: bytes | None, response: str = "") -> None:
         """Write the step to the results folder (when one was asked for)."""
         if self.recorder is None:
             return
-        now = time.time()
-        self.recorder.step(
-            StepRecord(
-                index=len(self.actions),
-                started=now,
-                duration=0.0,
-                response=response,
-                thought="",
-                actions=[action],
-                action_errors=[error] if error else [],
-                parse_error=None,
-                usage=Usage(),
-                screenshot=screenshot,
-            )
+        record = StepRecord(
+            index=len(self.actions),
+            started=time.time(),
+            duration=0.0,
+            response=response,
+            thought="",
+            actions=[action],
+            action_errors=[error] if error else [],
+            parse_error=None,
+            usage=Usage(),
+            screenshot=screenshot,
         )
+        into = self.timings.step_times[-1] if self.timings.step_times else None
+        with self.timings.phase("record", into=into):
+            self.recorder.step(record)
 
     # -- the score ---------------------------------------------------------------------------
 
@@ -257,11 +276,13 @@ class EpisodeEngine:
         if self.context is None or self.task is None:
             raise EnvError(NO_TASK)
         ctx, last = self.context, (self.actions[-1] if self.actions else None)
-        evaluation = self._guarded("the evaluation", lambda: evaluate(ctx, last))
+        evaluation = self._guarded("the evaluation", lambda: evaluate(ctx, last, self.timings))
         if evaluation.error:
-            self._check_alive("the evaluation", evaluation.error)
+            with self.timings.phase("evaluation"):
+                self._check_alive("the evaluation", evaluation.error)
         if self.recorder is not None:
-            self.recorder.finish(self._result(evaluation))
+            with self.timings.phase("record"):
+                self.recorder.finish(self._result(evaluation))
         return evaluation
 
     def _result(self, evaluation: Evaluation) -> TaskResult:
@@ -279,7 +300,7 @@ class EpisodeEngine:
             end_reason={"DONE": "done", "FAIL": "fail"}.get(last or "", "max_steps"),
             steps=len(self.actions),
             max_steps=len(self.actions),
-            duration_s=round(time.time() - self.episode_started, 3),
+            duration_s=round(self.timings.total, 3),
             infeasible=task.infeasible,
             reason=evaluation.first_reason(),
             metrics=[o.to_json() for o in evaluation.outcomes],
@@ -292,6 +313,7 @@ class EpisodeEngine:
                 "front_door": "env",
             },
             evaluator_inputs=evaluation.inputs,
+            timings=self.timings.to_json(),
             instruction=task.instruction,
             conj=task.evaluator.conj,
         )

@@ -182,3 +182,56 @@ def test_pytest_loop_and_engine_take_the_same_actions_alike(task: Task, tmp_path
     assert loop_slept == engine_slept == [0.5, 0.5, 1.0]
     assert loop_guest.actions == engine_guest.actions == [WRITE.code]
     assert engine.actions == actions == episode.actions
+
+
+def test_engine_times_its_episode_like_a_pytest_item(tmp_path: Path) -> None:
+    """The env path fills the same TaskTimings as the pytest items, and result.json has them."""
+    data = {
+        "id": "timed",
+        "instruction": "write hello",
+        "config": [{"type": "execute", "parameters": {"command": ["echo", "hi"]}}],
+        "evaluator": {
+            "func": "exact_match",
+            "result": {"type": "vm_command_line", "command": ["cat", "/home/user/out.txt"]},
+            "expected": {"type": "rule", "rules": {"expected": "hello"}},
+        },
+    }
+    (tmp_path / "os").mkdir()
+    (tmp_path / "os" / "timed.json").write_text(json.dumps(data))
+    task = load_task(tmp_path / "os" / "timed.json")
+    config = EngineConfig(provider="fake", work_dir=tmp_path / "w", results_dir=tmp_path / "results")
+    engine = EpisodeEngine(config, sleep=lambda s: None)
+    try:
+        engine.begin(task)
+        assert [s["type"] for s in engine.timings.setup_steps] == ["execute"]
+        for action in (WRITE, Action("DONE")):
+            engine.observe(tree=False)
+            error = engine.act(action)
+            engine.record(action, error, None)
+        assert engine.evaluate().score == 1.0
+    finally:
+        engine.close()
+    timings = engine.timings
+    assert [sorted(s) for s in timings.step_times] == [["actions", "index", "observe", "record"]] * 2
+    assert [s["index"] for s in timings.step_times] == [1, 2]
+    assert [g["name"] for g in timings.getters] == ["vm_command_line", "rule"]
+    assert [m["name"] for m in timings.metrics] == ["exact_match"]
+    assert timings.phases["agent"] == 0.0  # the agent is the caller's
+    assert timings.phases["observe"] > 0.0 and timings.phases["actions"] > 0.0
+    results = json.loads(next((tmp_path / "results").rglob("result.json")).read_text())
+    assert set(results["timings"]["phases"]) == set(timings.phases)
+    assert results["duration_s"] == results["timings"]["total"]
+    assert sum(results["timings"]["phases"].values()) <= results["timings"]["total"] + 0.01
+
+
+def test_a_new_episode_starts_a_new_clock(task: Task, tmp_path: Path) -> None:
+    engine = EpisodeEngine(EngineConfig(provider="fake", work_dir=tmp_path / "w"), sleep=lambda s: None)
+    try:
+        engine.begin(task)
+        engine.act(WRITE)
+        first = engine.timings
+        engine.begin(task)
+        assert engine.timings is not first
+        assert engine.timings.step_times == [] and len(first.step_times) == 1
+    finally:
+        engine.close()
