@@ -3,7 +3,8 @@
 A name is documented iff docs/parity.md, under the heading ``## Deliberate differences``
 (up to the next ``## `` heading), has a bullet that starts with the name in backticks,
 e.g. ``- `compare_table`: ...``. Several names may open one bullet:
-``- `check_qt_bgcone`, `check_qt_max_volume`: ...``.
+``- `check_qt_bgcone`, `check_qt_max_volume`: ...``. Only top-level bullets count: an
+indented sub-bullet details its parent and names no metric.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from pathlib import Path
 
 HEADING = "## Deliberate differences"
-_BULLET = re.compile(r"^\s*[-*]\s+((?:`[^`]+`\s*(?:,|and|/)?\s*)+)")
+_BULLET = re.compile(r"^[-*]\s+((?:`[^`]+`\s*(?:,|and|/)?\s*)+)")
 _NAME = re.compile(r"`([^`]+)`")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from parity.metric_cases_files import family
+from parity.metric_cases_shapes import shaped
 
 FILE_GETTERS = frozenset(
     {
@@ -33,16 +34,6 @@ FILE_GETTERS = frozenset(
     }
 )
 RULE_TYPES = frozenset({"rule", "rule_relativeTime"})
-#: Getters whose value is command output or a URL: a string (or None).
-STRING_GETTERS = frozenset(
-    {
-        "vm_command_line",
-        "vm_terminal_output",
-        "active_url_from_accessTree",
-        "default_video_player",
-        "accessibility_tree",
-    }
-)
 RESULT_VARIANTS = ("same", "near", "other", "empty", "malformed")
 SEEDS = (1, 2)
 
@@ -153,10 +144,10 @@ def _mutate(value: Any) -> Any:
     return None
 
 
-def value_candidates(rules: Any, strings_only: bool = False) -> list[tuple[str, Any]]:
+def value_candidates(rules: Any, getter: str | None = None) -> list[tuple[str, Any]]:
     """Results to try against a rule: its own values, mutations and empty values.
 
-    ``strings_only`` keeps strings and ``None`` (what a command-output getter can give).
+    Only values of the shape ``getter`` gives are kept (see :mod:`parity.metric_cases_shapes`).
     """
     found: list[tuple[str, Any]] = []
     if isinstance(rules, dict):
@@ -167,13 +158,7 @@ def value_candidates(rules: Any, strings_only: bool = False) -> list[tuple[str, 
         found += [("rule", rules), ("near", _mutate(rules))]
     found += [("rules-dict", rules), ("empty-str", ""), ("text", "hello world"), ("empty-list", [])]
     found += [("empty-dict", {}), ("none", None)]
-    if strings_only:
-        joined = [
-            (f"lines-{label}", "\n".join(map(str, value)))
-            for label, value in found
-            if isinstance(value, list)
-        ]
-        found = [(label, value) for label, value in found if value is None or isinstance(value, str)] + joined
+    found = shaped(getter, found)
     unique: dict[str, tuple[str, Any]] = {}
     for label, value in found:
         unique.setdefault(json.dumps(value, sort_keys=True, default=str), (label, value))
@@ -196,8 +181,9 @@ class FilePool:
 
 
 def _file_value(spec: dict[str, Any], path: Path) -> Any:
-    if spec.get("multi"):
-        targets = spec.get("path") or spec.get("dest") or []
+    """One path, or a list of paths when the getter fetches several files (a list ``dest``)."""
+    targets = spec.get("dest") or spec.get("path") or []
+    if spec.get("multi") or isinstance(targets, list):
         count = len(targets) if isinstance(targets, list) else 1
         return [str(path)] * max(count, 1)
     return str(path)
@@ -213,8 +199,8 @@ def cases_for(use: MetricUse, pool: FilePool, number: int) -> Iterator[Case]:
     rules = expected_spec.get("rules") if expected_type in RULE_TYPES and expected_spec else None
     if result_spec.get("type") in RULE_TYPES:
         # The rules on the result side (is_in_vm_clickboard): values go to the expected side.
-        strings = (expected_spec or {}).get("type") in STRING_GETTERS
-        for label, value in value_candidates(result_spec.get("rules"), strings_only=strings):
+        getter = (expected_spec or {}).get("type")
+        for label, value in value_candidates(result_spec.get("rules"), getter):
             yield Case(f"{prefix}/{label}", use.metric, result_spec.get("rules"), use.options, value, True)
         return
     for seed in SEEDS:
@@ -245,8 +231,7 @@ def cases_for(use: MetricUse, pool: FilePool, number: int) -> Iterator[Case]:
                         f"{prefix}/s{seed}/{variant}", use.metric, result, use.options, rules, has_expected
                     )
         elif seed == SEEDS[0]:
-            strings = result_spec.get("type") in STRING_GETTERS
-            for label, value in value_candidates(rules, strings_only=strings):
+            for label, value in value_candidates(rules, result_spec.get("type")):
                 yield Case(f"{prefix}/{label}", use.metric, value, use.options, rules, has_expected)
     if result_is_file:
         yield Case(f"{prefix}/none", use.metric, None, use.options, rules, has_expected)

@@ -21,7 +21,7 @@ DOC = """# Parity
 
 - `compare_table`: OSWorld scores 1 for a missing sheet.
 - `check_qt_bgcone`, `check_qt_max_volume`: commented lines.
-  - `nested_not_a_name`: an indented sub-bullet is still a bullet
+  - `nested_not_a_name`: an indented sub-bullet details its parent
 Text that mentions `not_a_bullet` in prose.
 
 ## Other section
@@ -34,6 +34,7 @@ def test_documented_names_come_only_from_bullets_of_the_section() -> None:
     names = parse_documented(DOC)
     assert {"compare_table", "check_qt_bgcone", "check_qt_max_volume"} <= names
     assert "not_a_bullet" not in names
+    assert "nested_not_a_name" not in names
     assert "outside_section" not in names
 
 
