@@ -42,9 +42,11 @@ __all__ = [
     "wait_element",
     "wait_element_gone",
     "wait_file",
+    "wait_laid_out",
     "wait_until",
     "wait_window",
     "wait_window_gone",
+    "window_geometry",
 ]
 
 T = TypeVar("T")
@@ -199,6 +201,29 @@ def wait_window(
 
         activate_window_id(window.window_id)
     return window
+
+
+def window_geometry(window_id: int) -> tuple[int, int, int, int]:
+    """``(x, y, width, height)`` of a window's client area on screen (``xwininfo``); a
+    decorated, maximized window starts below its title bar (``y > 0``)."""
+    import subprocess
+
+    listing = subprocess.run(
+        ["xwininfo", "-id", hex(window_id)], capture_output=True, text=True, timeout=10, check=False
+    ).stdout
+    fields: dict[str, int] = {}
+    for line in listing.splitlines():
+        key, _, value = line.strip().partition(":")
+        if key in ("Absolute upper-left X", "Absolute upper-left Y", "Width", "Height"):
+            fields[key] = int(value.strip())
+    if len(fields) < 4:
+        raise OSError(f"xwininfo could not describe window {hex(window_id)}")
+    return (
+        fields["Absolute upper-left X"],
+        fields["Absolute upper-left Y"],
+        fields["Width"],
+        fields["Height"],
+    )
 
 
 def wait_window_gone(title: str | None = None, *, wm_class: str | None = None, timeout: float = 20.0) -> None:
@@ -384,14 +409,19 @@ def wait_element_gone(
     *,
     app: str | None = None,
     partial: bool = False,
+    state: str | None = None,
+    text: str | None = None,
     timeout: float = 15.0,
     source: Callable[[], ET.Element] = desktop_tree,
 ) -> None:
-    """Wait until no element matching :func:`find_elements` is on screen (a menu closed)."""
+    """Wait until no element matching :func:`find_elements` is on screen (a menu closed,
+    a field lost the focus)."""
     wait_until(
-        lambda: not find_elements(role, name, app=app, partial=partial, tree=source()),
+        lambda: (
+            not find_elements(role, name, app=app, partial=partial, state=state, text=text, tree=source())
+        ),
         timeout,
-        what="no " + _element_what(role, name, app, partial)[3:],
+        what="no " + _element_what(role, name, app, partial, state, text)[3:],
         poll=0.1,
     )
 
@@ -428,3 +458,23 @@ def click_element(
     x, y = element.center
     pyautogui.click(x, y, clicks=clicks, button=button)
     return element
+
+
+def wait_laid_out(title: str, *, app: str | None = None, timeout: float = 30.0) -> WindowInfo:
+    """Wait until the window titled ``title`` is placed by the window manager (below its
+    title bar) and its accessibility coordinates have caught up (its ``root-pane`` lies
+    inside the window's client area); return the window.
+
+    LibreOffice reports its widgets' screen positions from before the window manager
+    decorated the window (25 px too high) for a while after it opens; a click at such a
+    position lands on the wrong widget. Use this before the first click in such a window.
+    """
+    window = wait_window(title, timeout=timeout)
+
+    def laid_out() -> bool:
+        top = window_geometry(window.window_id)[1]
+        panes = find_elements("root-pane", title, partial=True, app=app)
+        return top > 0 and bool(panes) and all(pane.y >= top for pane in panes)
+
+    wait_until(laid_out, timeout, what=f"the window {title!r} laid out under its title bar", poll=0.1)
+    return window

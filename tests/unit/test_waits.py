@@ -256,3 +256,16 @@ def test_find_elements_of_any_role(tree: ET.Element) -> None:
     ]
     with pytest.raises(WaitTimeout, match="waiting for an on-screen element with name 'Nope'"):
         wait_element(None, "Nope", timeout=0.1, source=lambda: tree)
+
+
+def test_wait_element_gone_by_state() -> None:
+    focused = ET.fromstring(
+        f"<desktop-frame {NS}><application name='soffice'>"
+        "<text name='' st:focused='true' cp:screencoord='(4, 124)' cp:size='(126, 34)'>A8</text>"
+        "</application></desktop-frame>"
+    )
+    idle = ET.fromstring(TREE)
+    walks = iter([focused, focused, idle])
+    wait_element_gone("text", state="focused", app="soffice", timeout=5, source=lambda: next(walks))
+    with pytest.raises(WaitTimeout, match="waiting for no on-screen text with any name and state 'focused'"):
+        wait_element_gone("text", state="focused", timeout=0.1, source=lambda: focused)
