@@ -33,13 +33,12 @@ from pytest_osworld.observe import (
     DEFAULT_TREE_TOKENS,
     Marks,
     downscale,
-    linearize,
     png_size,
     resolve_tags,
     scale_code,
     scale_params,
-    set_of_marks,
 )
+from pytest_osworld.observe_osworld import DEFAULT_TREE_FORMAT, TREE_FORMATS, linearize_as, marks_as
 from pytest_osworld.parse import parse_actions, thought_of
 from pytest_osworld.task import Task
 
@@ -100,6 +99,7 @@ COMMON_ARGS: dict[str, str] = {
     "max_backoff": "60",
     "retry_budget": "600",
     "a11y_max_tokens": str(DEFAULT_TREE_TOKENS),
+    "a11y_format": DEFAULT_TREE_FORMAT,
     "max_side": "0",
     "price_in": "",
     "price_out": "",
@@ -207,6 +207,11 @@ class PromptAgent:
         self.max_backoff = args.real("max_backoff")
         self.retry_budget = args.real("retry_budget")
         self.tree_tokens = args.integer("a11y_max_tokens", minimum=1)
+        self.tree_format = args.text("a11y_format")
+        if self.tree_format not in TREE_FORMATS:
+            raise AgentConfigError(
+                f"--agent-arg a11y_format must be one of {', '.join(sorted(TREE_FORMATS))}"
+            )
         self.max_side = args.integer("max_side")
         self.base_url = args.text("base_url") or None
         listed = price_for(self.model)
@@ -307,13 +312,13 @@ class PromptAgent:
             except ValueError as exc:
                 raise AgentFailure(f"cannot read the observation: {exc}") from None
             if kind == "som":
-                marks = set_of_marks(shot, self._tree(observation), self.tree_tokens)
+                marks = marks_as(self.tree_format, shot, self._tree(observation), self.tree_tokens)
                 shot = marks.image
             image, factor = downscale(shot, self.max_side)
             images.append(image)
             parts.append("The screen now, as a screenshot:")
         if kind in ("a11y_tree", "screenshot_a11y_tree"):
-            table = linearize(self._tree(observation), self.tree_tokens, scale=factor)
+            table = linearize_as(self.tree_format, self._tree(observation), self.tree_tokens, factor)
             parts.append("The screen's accessibility tree now:\n" + table)
         if marks is not None:
             parts.append("The numbered boxes on the screenshot:\n" + marks.table)

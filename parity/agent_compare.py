@@ -71,10 +71,12 @@ class Tally:
 
 def compare_trees(tally: Tally, ours: dict[str, Any], oracle: dict[str, Any]) -> None:
     """One recorded tree: every tree row, ours against the oracle's."""
-    for row in TREE_ROWS:
-        if row in ("trim", "som_trim") and (ours[row] is None or oracle[row] is None):
+    for key in (*TREE_ROWS, "trim_small"):
+        row = "trim" if key == "trim_small" else key
+        if row in ("trim", "som_trim") and (ours[key] is None or oracle[key] is None):
             continue
-        tally.add(row, ours["name"], _short(ours[row]), _short(oracle[row]), ours[row] == oracle[row])
+        case = ours["name"] + (" (300 tokens)" if key == "trim_small" else "")
+        tally.add(row, case, _short(ours[key]), _short(oracle[key]), ours[key] == oracle[key])
 
 
 def _short(value: Any) -> Any:

@@ -29,12 +29,14 @@ from typing import Any
 
 from parity import agent_ours
 from parity.agent_compare import Tally, compare_outputs, compare_trees
-from parity.agent_fuzz import answers
+from parity.agent_fuzz import answers, handpicked
 from parity.documented import documented_names
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ROOT / "tests" / "data" / "a11y_trees"
 ORACLE = ROOT / "parity" / "oracle_side" / "agent_oracle.py"
+#: OSWorld's results on the recorded trees and hand-picked answers (tests/unit/test_observe_parity.py).
+GOLDEN = TREES / "osworld_results.json.gz"
 MAX_TOKENS = 10_000
 #: Set-of-Marks boxes the ``tag_N`` answers are resolved against (tag_1..tag_15).
 MASKS: list[list[int]] = [[10 * i, 20 * i + 3, 31 + i, 17 + 2 * i] for i in range(15)]
@@ -88,7 +90,14 @@ def run_oracle(python: Path, cases: dict[str, Any]) -> dict[str, Any]:
         return result
 
 
-def run(quick: bool) -> dict[str, Any]:
+def write_golden(path: Path, oracle: dict[str, Any], answers_kept: int) -> None:
+    """Save OSWorld's results (trees, and the hand-picked answers) for the offline unit test."""
+    kept = {"trees": oracle["trees"], "outputs": oracle["outputs"][:answers_kept], "max_tokens": MAX_TOKENS}
+    path.write_bytes(gzip.compress(json.dumps(kept, sort_keys=True, ensure_ascii=False).encode(), mtime=0))
+    print(f"agent_facing: OSWorld's results written to {path}", flush=True)
+
+
+def run(quick: bool, golden: Path | None = None) -> dict[str, Any]:
     """The level's report (see PARITY.md)."""
     from parity.oracle_venv import ensure_oracle_venv
 
@@ -107,6 +116,8 @@ def run(quick: bool) -> dict[str, Any]:
     }
     oracle = run_oracle(python, cases)
     print(f"agent_facing: oracle done ({time.monotonic() - started:.1f} s)", flush=True)
+    if golden is not None:
+        write_golden(golden, oracle, len(handpicked()))
     tally = Tally()
     for (name, xml, png), theirs in zip(trees, oracle["trees"], strict=True):
         compare_trees(tally, agent_ours.tree_results(name, xml, png, MAX_TOKENS), theirs)
@@ -125,8 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="agent-facing parity with OSWorld's mm_agents")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--quick", action="store_true", help="fewer fuzzed answers")
+    parser.add_argument(
+        "--write-golden", action="store_true", help=f"also save OSWorld's results to {GOLDEN}"
+    )
     args = parser.parse_args(argv)
-    report = run(args.quick)
+    report = run(args.quick, GOLDEN if args.write_golden else None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False))
     for row in report["rows"]:

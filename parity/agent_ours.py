@@ -23,6 +23,9 @@ from pytest_osworld.observe_osworld import (
 )
 from pytest_osworld.parse import parse_computer13, parse_pyautogui
 
+#: The oracle's second budget (parity/oracle_side/agent_oracle.py), so every table is cut.
+SMALL_BUDGET = 300
+
 
 def tree_results(name: str, xml: str, png: bytes, max_tokens: int) -> dict[str, Any]:
     """Filter, linearisation (untrimmed and trimmed) and Set-of-Marks of one tree."""
@@ -32,6 +35,7 @@ def tree_results(name: str, xml: str, png: bytes, max_tokens: int) -> dict[str, 
     out["filter"] = [[e.tag, e.get("name", ""), e.text or ""] for e in kept_elements(xml)]
     out["linearize"] = table(xml)
     out["trim"] = linearize_osworld(xml, max_tokens) if token_counter() else None
+    out["trim_small"] = linearize_osworld(xml, SMALL_BUDGET) if token_counter() else None
     image, nodes, som_table = set_of_marks_osworld(png, xml, 10**9)
     out["som_boxes"] = [n.box for n in nodes]
     out["som_tags"] = som_table

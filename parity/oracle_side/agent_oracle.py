@@ -32,6 +32,10 @@ _CLIENTS = (
 )
 
 
+#: A second, small token budget so that every tree's table is cut.
+SMALL_BUDGET = 300
+
+
 class _Permissive(types.ModuleType):
     """A stand-in module: capitalised names are exception classes, others decorators."""
 
@@ -84,6 +88,7 @@ def main() -> int:
         table = agent.linearize_accessibility_tree(xml, platform="ubuntu")
         out["linearize"] = table
         out["trim"] = agent.trim_accessibility_tree(table, max_tokens) if can_trim else None
+        out["trim_small"] = agent.trim_accessibility_tree(table, SMALL_BUDGET) if can_trim else None
         png = base64.b64decode(tree["png_b64"])
         marks, _drew, image, som_table = agent.tag_screenshot(png, xml, platform="ubuntu")
         out["som_boxes"] = [list(m) for m in marks]

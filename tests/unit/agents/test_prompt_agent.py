@@ -58,7 +58,8 @@ def openai_agent(provider_server, monkeypatch):
     def make(observation_type: str = "screenshot", action_space: str = "pyautogui", **args: str):
         config = AgentConfig(
             name="gpt-4o",
-            args={"base_url": provider_server.url + "/v1", "backoff": "0", **args},
+            # The tables these tests assert are the 5-column "paper" format (the default is "osworld").
+            args={"base_url": provider_server.url + "/v1", "backoff": "0", "a11y_format": "paper", **args},
             observation_type=observation_type,
             action_space=action_space,
         )

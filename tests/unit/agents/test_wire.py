@@ -384,7 +384,8 @@ def test_openai_compatible_needs_no_key_and_sends_text_only_turns(provider_serve
     assert body["model"] == "qwen2.5-vl-7b-instruct"
     user = body["messages"][-1]
     assert isinstance(user["content"], str)
-    assert "push-button\tSave\t\t(10, 20)\t(80, 30)" in user["content"]
+    # The default tree format is OSWorld's 7 columns (docs/agents.md).
+    assert 'push-button\tSave\t""\t\t\t(10, 20)\t(80, 30)' in user["content"]
     assert provider_server.requests[0].headers["authorization"] == "Bearer no-key"
 
 
