@@ -31,7 +31,8 @@ _OBSERVATIONS: dict[str, str] = {
     ),
     "a11y_tree": (
         "Each observation is the screen's accessibility tree, reduced to the elements "
-        "you can act on, as a table with one element per line: tag, name, text, the "
+        "you can act on, as a tab-separated table whose first line names the columns, one "
+        "element per row: its tag, name, text, the "
         "position of its top-left corner (x, y) and its size (width, height), in pixels "
         "of a {width}x{height} screen. Click an element at its centre: x + width/2, "
         "y + height/2."
@@ -39,7 +40,8 @@ _OBSERVATIONS: dict[str, str] = {
     "screenshot_a11y_tree": (
         "Each observation is a screenshot of the whole screen ({width}x{height} pixels, "
         "top-left (0, 0)) together with the screen's accessibility tree, reduced to the "
-        "elements you can act on, as a table with one element per line: tag, name, text, "
+        "elements you can act on, as a tab-separated table whose first line names the "
+        "columns, one element per row: its tag, name, text, "
         "the top-left position (x, y) and the size (width, height) in screen pixels. "
         "Prefer the table's coordinates, aiming at an element's centre."
     ),
