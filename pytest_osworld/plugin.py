@@ -5,15 +5,12 @@ checking the settings at configure, the markers, and which helper plugins are re
 The other hooks live with their concern and are re-exported here, so pytest finds them on
 this one plugin module:
 
-=============================  =========================================================
-module                         owns
-=============================  =========================================================
-:mod:`~pytest_osworld.selection`    collection: task files, ``--manifest``, ``--skip-done``
-:mod:`~pytest_osworld.outcomes`     each task's reports, result.json of broken tasks, JUnit identity
-:mod:`~pytest_osworld.interrupts`   SIGTERM and the task running when a run is interrupted
-:mod:`~pytest_osworld.xdist_hooks`  the xdist controller: one results folder, lost tasks
-:mod:`~pytest_osworld.terminal`     report header, live step lines, summary, ``--rescore``
-=============================  =========================================================
+- :mod:`~pytest_osworld.selection`: collection (task files, ``--manifest``, ``--skip-done``);
+- :mod:`~pytest_osworld.preflight`: the usage errors checked before any desktop starts;
+- :mod:`~pytest_osworld.outcomes`: each task's reports, result.json of broken tasks, JUnit identity;
+- :mod:`~pytest_osworld.interrupts`: SIGTERM, and the task running when a run is interrupted;
+- :mod:`~pytest_osworld.xdist_hooks`: the xdist controller (one results folder, lost tasks);
+- :mod:`~pytest_osworld.terminal`: report header, live step lines, summary, ``--rescore``.
 """
 
 from __future__ import annotations
