@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -52,10 +53,47 @@ def sandboxes(root: int) -> list[int]:
     return found
 
 
+def _descendants(root: int) -> set[int]:
+    """``root`` and every process under it."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = {root}, [root]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            found.add(pid)
+            todo.append(pid)
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
 def kill_desktop() -> None:
+    """SIGKILL the desktop's sandbox and wait until none of its processes runs any more.
+
+    The kill is asynchronous: the guest server inside can answer one more request while the
+    PID namespace is torn down, so the test waits for the teardown before it steps again.
+    """
     victims = sandboxes(os.getpid())
     assert victims, "no desktop sandbox is running under this test"
+    doomed = _descendants(victims[0])
     os.kill(victims[0], signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while any(_running(pid) for pid in doomed):
+        assert time.monotonic() < deadline, "the killed desktop's processes still run after 20 s"
+        time.sleep(0.05)
 
 
 def test_desktopenv_step_explains_a_killed_desktop_and_reset_recovers() -> None:
