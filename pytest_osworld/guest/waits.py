@@ -4,9 +4,12 @@ A solution step runs inside the desktop, in the guest's action worker (``pyautog
 ``time``, ``os`` and ``sys`` already imported). Instead of ``time.sleep(3)`` before a
 click at fixed coordinates, a step waits for what it needs and acts on it::
 
-    from pytest_osworld.guest.waits import click_element, wait_window
-    wait_window("LibreOffice Calc", activate=True)
+    from pytest_osworld.guest.waits import click_element, wait_laid_out
+    wait_laid_out("roster.xlsx - LibreOffice Calc", app="soffice")
+    pyautogui.hotkey("alt", "s")
     click_element("menu item", "Rename Sheet...", app="soffice")
+
+docs/solutions.md shows how a reference solution uses them.
 
 Every wait polls (50 ms for windows and files, one accessibility walk after another
 for elements), returns as soon as its condition holds, and raises :class:`WaitTimeout`
