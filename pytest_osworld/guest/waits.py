@@ -9,8 +9,6 @@ click at fixed coordinates, a step waits for what it needs and acts on it::
     pyautogui.hotkey("alt", "s")
     click_element("menu item", "Rename Sheet...", app="soffice")
 
-docs/solutions.md shows how a reference solution uses them.
-
 Every wait polls (50 ms for windows and files, one accessibility walk after another
 for elements), returns as soon as its condition holds, and raises :class:`WaitTimeout`
 (a :class:`TimeoutError`) naming what it waited for and for how long, plus what it saw
@@ -221,12 +219,8 @@ def window_geometry(window_id: int) -> tuple[int, int, int, int]:
             fields[key] = int(value.strip())
     if len(fields) < 4:
         raise OSError(f"xwininfo could not describe window {hex(window_id)}")
-    return (
-        fields["Absolute upper-left X"],
-        fields["Absolute upper-left Y"],
-        fields["Width"],
-        fields["Height"],
-    )
+    x, y = fields["Absolute upper-left X"], fields["Absolute upper-left Y"]
+    return x, y, fields["Width"], fields["Height"]
 
 
 def wait_window_gone(title: str | None = None, *, wm_class: str | None = None, timeout: float = 20.0) -> None:
