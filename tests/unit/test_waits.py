@@ -6,6 +6,7 @@ written in the observation's XML vocabulary.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import time
@@ -27,9 +28,11 @@ from pytest_osworld.guest.waits import (
     wait_element,
     wait_element_gone,
     wait_file,
+    wait_laid_out,
     wait_until,
     wait_window,
     wait_window_gone,
+    window_geometry,
 )
 
 NS = (
@@ -269,3 +272,51 @@ def test_wait_element_gone_by_state() -> None:
     wait_element_gone("text", state="focused", app="soffice", timeout=5, source=lambda: next(walks))
     with pytest.raises(WaitTimeout, match="waiting for no on-screen text with any name and state 'focused'"):
         wait_element_gone("text", state="focused", timeout=0.1, source=lambda: focused)
+
+
+XWININFO = """
+xwininfo: Window id: 0x1200003 "q3_sales.xlsx - LibreOffice Calc"
+
+  Absolute upper-left X:  9
+  Absolute upper-left Y:  26
+  Relative upper-left X:  0
+  Relative upper-left Y:  0
+  Width: 1911
+  Height: 1054
+"""
+
+
+def test_window_geometry_reads_xwininfo(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+
+    def fake_run(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        seen.append(argv)
+        return subprocess.CompletedProcess(argv, 0, XWININFO if argv[2] == "0x1200003" else "X error", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    assert window_geometry(0x1200003) == (9, 26, 1911, 1054)
+    assert seen == [["xwininfo", "-id", "0x1200003"]]
+    with pytest.raises(OSError, match="could not describe window 0x5"):
+        window_geometry(5)
+
+
+def _pane_tree(y: int) -> ET.Element:
+    return ET.fromstring(
+        f"<desktop-frame {NS}><application name='soffice'>"
+        f"<root-pane name='q3_sales.xlsx - LibreOffice Calc' cp:screencoord='(0, {y})' cp:size='(1920, 1036)'/>"
+        "</application></desktop-frame>"
+    )
+
+
+def test_wait_laid_out_waits_for_the_accessibility_coordinates(monkeypatch: pytest.MonkeyPatch) -> None:
+    window = WindowInfo(7, "q3_sales.xlsx - LibreOffice Calc", "libreoffice.libreoffice-calc")
+    monkeypatch.setattr(waits, "_client_list", lambda: [window])
+    tops = iter([0, 26, 26, 26])
+    panes = iter([_pane_tree(19), _pane_tree(19), _pane_tree(45)])
+    monkeypatch.setattr(waits, "window_geometry", lambda wid: (9, next(tops), 1911, 1054))
+    monkeypatch.setattr(waits, "desktop_tree", lambda: next(panes))
+    assert wait_laid_out("q3_sales.xlsx - LibreOffice Calc", app="soffice", timeout=5) == window
+    monkeypatch.setattr(waits, "window_geometry", lambda wid: (9, 26, 1911, 1054))
+    monkeypatch.setattr(waits, "desktop_tree", lambda: _pane_tree(19))
+    with pytest.raises(WaitTimeout, match=r"the window 'q3_sales\.xlsx - LibreOffice Calc' laid out"):
+        wait_laid_out("q3_sales.xlsx - LibreOffice Calc", timeout=0.2)
