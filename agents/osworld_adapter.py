@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from pytest_osworld.actions import Action, ActionParseError, action_from_json
 from pytest_osworld.agent import AgentConfig, AgentStep, Observation
 from pytest_osworld.computer13 import validate
+from pytest_osworld.errors import AgentFailure
 from pytest_osworld.task import Task
 
 #: The parse_error of a step whose inner agent returned no action list.
@@ -186,6 +187,34 @@ def _convert_arg(name: str, text: str, default: Any) -> Any:
     return text
 
 
+#: The API key variable OSWorld's PromptAgent reads for a model name's prefix. It reads the key
+#: only when it calls the model and swallows the KeyError, so without this check every step of
+#: a run without its key would be a silent empty answer.
+MODEL_KEYS = (
+    ("gpt", "OPENAI_API_KEY"),
+    ("claude", "ANTHROPIC_API_KEY"),
+    ("mistral", "TOGETHER_API_KEY"),
+    ("gemini", "GENAI_API_KEY"),
+    ("llama3", "GROQ_API_KEY"),
+    ("qwen", "DASHSCOPE_API_KEY"),
+)
+
+
+def check_model_key(model: str) -> None:
+    """Raise :class:`AgentFailure` when the key OSWorld's agents need for ``model`` is unset."""
+    for prefix, variable in MODEL_KEYS:
+        if model.startswith(prefix) and not os.environ.get(variable):
+            local = (
+                "; for a local OpenAI-compatible server, set OPENAI_BASE_URL and any non-empty key"
+                if prefix == "gpt"
+                else ""
+            )
+            raise AgentFailure(
+                f"{variable} is not set: OSWorld's agents send {model!r} to its provider's API "
+                f"with that key{local}"
+            )
+
+
 def osworld_factory(spec: str) -> Callable[[AgentConfig], OSWorldAdapter]:
     """The agent factory for the OSWorld agent class named by ``spec``.
 
@@ -194,7 +223,9 @@ def osworld_factory(spec: str) -> Callable[[AgentConfig], OSWorldAdapter]:
     cls = load_osworld_class(spec)
 
     def build(config: AgentConfig) -> OSWorldAdapter:
-        return OSWorldAdapter(cls(**constructor_arguments(cls, config)))
+        kwargs = constructor_arguments(cls, config)
+        check_model_key(str(kwargs.get("model") or ""))
+        return OSWorldAdapter(cls(**kwargs))
 
     return build
 

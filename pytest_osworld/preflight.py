@@ -193,14 +193,34 @@ def _missing_methods(obj: object) -> list[str]:
     return [f"{name}()" for name in ("reset", "act") if not callable(getattr(obj, name, None))]
 
 
+#: ``--agent=osworld:mm_agents.agent.PromptAgent`` names an agent class of OSWorld's own code.
+OSWORLD_AGENT_PREFIX = "osworld:"
+AGENT_OSWORLD_MISSING = AGENT_PREFIX + "{error}. See docs/env.md, 'OSWorld's own agents under pytest'."
+
+
+def _osworld_agent_factory(name: str, values: dict[str, str]) -> object:
+    """The factory of an OSWorld ``mm_agents`` class, imported now so a missing install is
+    one usage error before any desktop starts."""
+    adapter = importlib.import_module("pytest_osworld.agents.osworld_adapter")  # agents/ is loaded lazily
+    try:
+        factory: object = adapter.osworld_factory(name)
+        return factory
+    except (ImportError, ValueError, AttributeError) as exc:
+        raise pytest.UsageError(AGENT_OSWORLD_MISSING.format(error=exc, **values)) from None
+
+
 def load_factory(settings: Settings) -> AgentFactory:
     """The agent factory of ``--agent``, checked against the contract without calling it."""
     name = settings.agent or ""
     values = {"value": name, "source": settings.sources.get("agent", "default")}
     entry = settings.agent
-    if ":" not in name:
+    factory: object
+    if name.startswith(OSWORLD_AGENT_PREFIX):
+        factory = _osworld_agent_factory(name, values)
+        entry = name
+    elif ":" not in name:
         try:
-            factory: object = AGENTS.get(name)
+            factory = AGENTS.get(name)
         except (ImportError, AttributeError) as exc:
             # a registered "module:attr" entry that does not load (a third-party plugin's)
             raise pytest.UsageError(AGENT_REFUSED.format(error=exc, **values)) from None

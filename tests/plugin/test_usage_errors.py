@@ -409,3 +409,46 @@ def test_templates_are_the_module_constants() -> None:
         assert getattr(preflight, name).startswith(preflight.AGENT_PREFIX)
     assert "{source}" in preflight.RESULTS_NOT_WRITABLE
     assert "{source}" in preflight.PROVIDER_ARG_REJECTED
+
+
+def test_osworld_agent_that_is_not_installed(pytester: pytest.Pytester, spy: Path, monkeypatch) -> None:
+    """``--agent=osworld:...`` imports OSWorld's class before any desktop; a missing install
+    is one usage error naming the install script."""
+    monkeypatch.setenv("PYTEST_OSWORLD_OSWORLD_AGENTS", str(pytester.path / "no-install"))
+    result = pytester.runpytest("tasks", "--agent=osworld:no_such_pkg.agent.PromptAgent")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='osworld:no_such_pkg.agent.PromptAgent' (command line --agent): "
+            "cannot import OSWorld agent 'osworld:no_such_pkg.agent.PromptAgent' "
+            "(ModuleNotFoundError: No module named 'no_such_pkg'); install OSWorld's agents with "
+            "`python scripts/osworld-agents`*See docs/env.md, 'OSWorld's own agents under pytest'."
+        ]
+    )
+
+
+def test_osworld_prompt_agent_without_its_key(pytester: pytest.Pytester, spy: Path, monkeypatch) -> None:
+    """OSWorld's PromptAgent swallows a missing key at every step; we refuse it once instead."""
+    import pwd
+
+    from pytest_osworld.agents.osworld_adapter import enable_osworld_agents
+
+    # pytester moves HOME; scripts/osworld-agents installed under the real one.
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".cache")
+    installed = Path(cache) / "pytest-osworld" / "osworld-agents"
+    monkeypatch.setenv("PYTEST_OSWORLD_OSWORLD_AGENTS", str(installed))
+    enable_osworld_agents(installed)
+    pytest.importorskip(
+        "mm_agents.agent", reason="OSWorld's agents are not installed (scripts/osworld-agents)"
+    )
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = pytester.runpytest("tasks", "--agent=osworld:mm_agents.agent.PromptAgent", "--model=gpt-4o")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --agent='osworld:mm_agents.agent.PromptAgent' (command line --agent): the agent "
+            "cannot start: OPENAI_API_KEY is not set: OSWorld's agents send 'gpt-4o' to its provider's "
+            "API with that key; for a local OpenAI-compatible server, set OPENAI_BASE_URL and any "
+            "non-empty key"
+        ]
+    )
