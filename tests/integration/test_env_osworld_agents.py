@@ -109,7 +109,7 @@ def run_pytest(
             "-p",
             "no:cacheprovider",
             "-q",
-            "--agent=pytest_osworld.agents.osworld_adapter:prompt_agent",
+            "--agent=osworld:mm_agents.agent.PromptAgent",
             "--model=gpt-4o",
             "--agent-arg=max_trajectory_length=2",
             f"--observation-type={observation_type}",
