@@ -71,6 +71,9 @@ class Tally:
 
 def compare_trees(tally: Tally, ours: dict[str, Any], oracle: dict[str, Any]) -> None:
     """One recorded tree: every tree row, ours against the oracle's."""
+    if "raised" in oracle:
+        tally.add("filter", ours["name"], ours["filter"], oracle, False, "oracle_raised")
+        return
     for key in (*TREE_ROWS, "trim_small"):
         row = "trim" if key == "trim_small" else key
         if row in ("trim", "som_trim") and (ours[key] is None or oracle[key] is None):

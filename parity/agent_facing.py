@@ -30,6 +30,7 @@ from typing import Any
 from parity import agent_ours
 from parity.agent_compare import Tally, compare_outputs, compare_trees
 from parity.agent_fuzz import answers, handpicked
+from parity.agent_tree_fuzz import variants
 from parity.documented import documented_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +39,11 @@ ORACLE = ROOT / "parity" / "oracle_side" / "agent_oracle.py"
 #: OSWorld's results on the recorded trees and hand-picked answers (tests/unit/test_observe_parity.py).
 GOLDEN = TREES / "osworld_results.json.gz"
 MAX_TOKENS = 10_000
+#: Mutated variants per app with --quick (the set the golden file holds); 10 without.
+QUICK_VARIANTS = 4
+#: The recorded apps whose trees are also mutated (parity/agent_tree_fuzz.py); Calc's
+#: 3,000-element tree is left out to keep the level fast.
+FUZZED_APPS = ("chromium", "gimp", "impress", "terminal", "thunderbird", "vscode", "writer")
 #: Set-of-Marks boxes the ``tag_N`` answers are resolved against (tag_1..tag_15).
 MASKS: list[list[int]] = [[10 * i, 20 * i + 3, 31 + i, 17 + 2 * i] for i in range(15)]
 TIKTOKEN_DIR = (
@@ -105,7 +111,15 @@ def run(quick: bool, golden: Path | None = None) -> dict[str, Any]:
     python = ensure_oracle_venv(ROOT)
     tiktoken_ok = _tiktoken_ready(python)
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(TIKTOKEN_DIR))
-    trees = load_trees()
+    recorded = load_trees()
+    shots = {name: png for name, _xml, png in recorded}
+    fuzzed = [
+        (variant, xml, shots[name])
+        for name, source, _png in recorded
+        if name in FUZZED_APPS
+        for variant, xml in variants(name, source, QUICK_VARIANTS if quick else 10)
+    ]
+    trees = recorded + fuzzed
     texts = answers(300 if quick else 3000)
     print(f"agent_facing: {len(trees)} trees, {len(texts)} answers", flush=True)
     cases = {
@@ -140,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         "--write-golden", action="store_true", help=f"also save OSWorld's results to {GOLDEN}"
     )
     args = parser.parse_args(argv)
+    if args.write_golden and not args.quick:
+        parser.error("--write-golden goes with --quick (the golden file holds the quick set of trees)")
     report = run(args.quick, GOLDEN if args.write_golden else None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False))

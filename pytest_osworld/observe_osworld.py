@@ -245,30 +245,6 @@ def _int_pair(value: str | None) -> tuple[int, ...] | None:
         return None
 
 
-def marks_of(image: Any, tree_xml: str) -> tuple[list[ET.Element], list[list[int]]]:
-    """The marked elements and their ``[x, y, w, h]`` boxes on ``image`` (a PIL image).
-
-    A kept node (images count) is marked unless its box cannot be read as integers, its
-    size is not positive, or the area it covers (padded with black past the image's
-    edge) has a single colour.
-    """
-    elements: list[ET.Element] = []
-    boxes: list[list[int]] = []
-    for element in kept_elements(tree_xml, images_count=True):
-        position = _int_pair(element.get(_CP + "screencoord"))
-        size = _int_pair(element.get(_CP + "size"))
-        if position is None or size is None or len(position) < 2 or len(size) < 2:
-            continue
-        if size[0] <= 0 or size[1] <= 0:
-            continue
-        x, y, w, h = position[0], position[1], size[0], size[1]
-        if all(low == high for low, high in _extrema(image.crop((x, y, x + w, y + h)))):
-            continue
-        elements.append(element)
-        boxes.append([x, y, w, h])
-    return elements, boxes
-
-
 def _extrema(image: Any) -> list[tuple[Any, Any]]:
     extrema = image.getextrema()
     return [extrema] if image.mode in ("1", "L", "P", "I", "F") else list(extrema)
@@ -277,18 +253,31 @@ def _extrema(image: Any) -> list[tuple[Any, Any]]:
 def set_of_marks_osworld(screenshot: bytes, tree_xml: str, max_tokens: int) -> tuple[bytes, list[Node], str]:
     """The marked screenshot (PNG), the marked nodes and the marks table cut to ``max_tokens``.
 
-    Each box is a red rectangle from its corner to ``(x + w, y + h)`` inclusive, its number
-    in white on black at its bottom-left corner. Needs Pillow.
+    A kept node (images count) is marked unless its box cannot be read as integers, its
+    size is not positive, or the area it covers has a single colour. That area is read
+    from the image as drawn so far (the boxes and numbers of earlier marks included), and
+    past the image's edge it is black, as in OSWorld. Each box is a red rectangle from its
+    corner to ``(x + w, y + h)`` inclusive, its number in white on black at its
+    bottom-left corner. Needs Pillow.
     """
     from PIL import Image, ImageDraw, ImageFont
 
     image = Image.open(io.BytesIO(screenshot))
-    elements, boxes = marks_of(image, tree_xml)
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default()
     rows = [OSWORLD_MARKS_HEADER]
     nodes: list[Node] = []
-    for index, (element, (x, y, w, h)) in enumerate(zip(elements, boxes, strict=True), start=1):
+    for element in kept_elements(tree_xml, images_count=True):
+        position = _int_pair(element.get(_CP + "screencoord"))
+        size = _int_pair(element.get(_CP + "size"))
+        if position is None or size is None or len(position) < 2 or len(size) < 2:
+            continue
+        x, y, w, h = position[0], position[1], size[0], size[1]
+        if w <= 0 or h <= 0:
+            continue
+        if all(low == high for low, high in _extrema(image.crop((x, y, x + w, y + h)))):
+            continue
+        index = len(nodes) + 1
         draw.rectangle(((x, y), (x + w, y + h)), outline="red", width=1)
         draw.rectangle(draw.textbbox((x, y + h), str(index), font=font, anchor="lb"), fill="black")
         draw.text((x, y + h), str(index), font=font, anchor="lb", fill="white")

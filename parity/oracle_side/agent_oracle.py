@@ -20,6 +20,7 @@ import json
 import sys
 import types
 import xml.etree.ElementTree as ET
+from typing import Any
 
 _CLIENTS = (
     "dashscope",
@@ -69,6 +70,28 @@ def _outcome(function: object, *args: object) -> dict[str, object]:
     return {"value": value}
 
 
+def _tree(
+    agent: Any, retrieve: Any, image_type: Any, tree: dict[str, str], max_tokens: int, can_trim: bool
+) -> dict[str, object]:
+    """Every tree row of one tree (see the module docstring)."""
+    xml = tree["xml"]
+    out: dict[str, object] = {"name": tree["name"]}
+    nodes = retrieve.filter_nodes(ET.fromstring(xml), platform="ubuntu")
+    out["filter"] = [[n.tag, n.get("name", ""), n.text or ""] for n in nodes]
+    table = agent.linearize_accessibility_tree(xml, platform="ubuntu")
+    out["linearize"] = table
+    out["trim"] = agent.trim_accessibility_tree(table, max_tokens) if can_trim else None
+    out["trim_small"] = agent.trim_accessibility_tree(table, SMALL_BUDGET) if can_trim else None
+    png = base64.b64decode(tree["png_b64"])
+    marks, _drew, image, som_table = agent.tag_screenshot(png, xml, platform="ubuntu")
+    out["som_boxes"] = [list(m) for m in marks]
+    out["som_tags"] = som_table
+    out["som_trim"] = agent.trim_accessibility_tree(som_table, max_tokens) if can_trim else None
+    pixels = image_type.open(io.BytesIO(image)).convert("RGB").tobytes()
+    out["som_image"] = hashlib.sha256(pixels).hexdigest()
+    return out
+
+
 def main() -> int:
     _stub_clients()
     from mm_agents import agent
@@ -81,22 +104,10 @@ def main() -> int:
     can_trim = hasattr(sys.modules["tiktoken"], "encoding_for_model")
     trees = []
     for tree in cases["trees"]:
-        xml = tree["xml"]
-        out: dict[str, object] = {"name": tree["name"]}
-        nodes = heuristic_retrieve.filter_nodes(ET.fromstring(xml), platform="ubuntu")
-        out["filter"] = [[n.tag, n.get("name", ""), n.text or ""] for n in nodes]
-        table = agent.linearize_accessibility_tree(xml, platform="ubuntu")
-        out["linearize"] = table
-        out["trim"] = agent.trim_accessibility_tree(table, max_tokens) if can_trim else None
-        out["trim_small"] = agent.trim_accessibility_tree(table, SMALL_BUDGET) if can_trim else None
-        png = base64.b64decode(tree["png_b64"])
-        marks, _drew, image, som_table = agent.tag_screenshot(png, xml, platform="ubuntu")
-        out["som_boxes"] = [list(m) for m in marks]
-        out["som_tags"] = som_table
-        out["som_trim"] = agent.trim_accessibility_tree(som_table, max_tokens) if can_trim else None
-        pixels = Image.open(io.BytesIO(image)).convert("RGB").tobytes()
-        out["som_image"] = hashlib.sha256(pixels).hexdigest()
-        trees.append(out)
+        try:
+            trees.append(_tree(agent, heuristic_retrieve, Image, tree, max_tokens, can_trim))
+        except Exception as error:  # the oracle's exception is a result here
+            trees.append({"name": tree["name"], "raised": type(error).__name__})
     outputs = []
     masks = cases["masks"]
     for text in cases["outputs"]:

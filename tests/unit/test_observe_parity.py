@@ -19,7 +19,9 @@ import pytest
 
 from parity import agent_ours
 from parity.agent_compare import Tally, compare_outputs
+from parity.agent_facing import FUZZED_APPS, QUICK_VARIANTS
 from parity.agent_fuzz import handpicked
+from parity.agent_tree_fuzz import variants
 from parity.documented import documented_names
 from pytest_osworld.observe_osworld import (
     CUT_MARK,
@@ -43,6 +45,7 @@ def _golden() -> dict[str, Any]:
 
 GOLDEN = _golden()
 BY_APP = {tree["name"]: tree for tree in GOLDEN["trees"]}
+VARIANTS = sorted(name for name in BY_APP if "~" in name)
 
 
 def _recorded(app: str) -> tuple[str, bytes]:
@@ -54,16 +57,26 @@ def _recorded(app: str) -> tuple[str, bytes]:
     return xml, png.getvalue()
 
 
-def test_every_app_is_recorded() -> None:
-    assert sorted(BY_APP) == sorted(APPS)
-    assert len(BY_APP["calc"]["filter"]) > 500  # a real Calc window, not an empty desktop
-
-
-@pytest.mark.parametrize("app", APPS)
-def test_tree_rows_equal_osworlds(app: str) -> None:
+def _tree(name: str) -> tuple[str, bytes]:
+    """A recorded tree, or one of its mutated variants (``<app>~<i>``), and its screenshot."""
+    app, _, index = name.partition("~")
     xml, png = _recorded(app)
-    theirs = BY_APP[app]
-    ours = agent_ours.tree_results(app, xml, png, GOLDEN["max_tokens"])
+    if index:
+        xml = dict(variants(app, xml, QUICK_VARIANTS))[name]
+    return xml, png
+
+
+def test_every_app_is_recorded() -> None:
+    assert sorted(n for n in BY_APP if "~" not in n) == sorted(APPS)
+    assert len(BY_APP["calc"]["filter"]) > 500  # a real Calc window, not an empty desktop
+    assert len(VARIANTS) == QUICK_VARIANTS * len(FUZZED_APPS)
+
+
+@pytest.mark.parametrize("name", [*APPS, *VARIANTS])
+def test_tree_rows_equal_osworlds(name: str) -> None:
+    xml, png = _tree(name)
+    theirs = BY_APP[name]
+    ours = agent_ours.tree_results(name, xml, png, GOLDEN["max_tokens"])
     for row in ("filter", "linearize", "som_boxes", "som_tags", "som_image"):
         assert ours[row] == theirs[row], row
     if token_counter() is not None:
@@ -82,6 +95,31 @@ def test_the_default_format_through_the_registry() -> None:
         marks.boxes[0][1] + marks.boxes[0][3] // 2,
     )
     assert linearize_as("paper", xml, 10**6).splitlines()[0].count("\t") == 4
+
+
+def test_a_box_counts_the_marks_drawn_before_it() -> None:
+    """A flat area that an earlier box's outline crosses is no longer flat (OSWorld's order)."""
+    from PIL import Image, ImageDraw
+
+    from pytest_osworld.observe_osworld import set_of_marks_osworld
+
+    image = Image.new("RGB", (120, 80), "white")
+    ImageDraw.Draw(image).rectangle((14, 14, 20, 20), fill="black")
+    png = io.BytesIO()
+    image.save(png, format="PNG")
+    on = 'st:showing="true" st:visible="true" st:enabled="true"'
+    ns = (
+        'xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
+        'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component"'
+    )
+    xml = (
+        f'<desktop-frame {ns}><push-button name="A" {on} cp:screencoord="(10, 10)" cp:size="(20, 20)"/>'
+        f'<push-button name="B" {on} cp:screencoord="(30, 10)" cp:size="(20, 20)"/>'
+        f'<push-button name="C" {on} cp:screencoord="(80, 10)" cp:size="(20, 20)"/></desktop-frame>'
+    )
+    _image, nodes, marks_table = set_of_marks_osworld(png.getvalue(), xml, 1000)
+    assert [n.name for n in nodes] == ["A", "B"]  # B's left edge is A's red right edge; C is blank
+    assert marks_table.splitlines()[2] == '2\tpush-button\tB\t""'
 
 
 def test_unknown_format_is_refused() -> None:
