@@ -57,6 +57,8 @@ class CaseResult:
     oracle_error: str = ""
     ours_error: str = ""
     seconds: float = 0.0
+    #: The task's metrics that OSWorld's side scored with level 1's upstream stand-ins.
+    upstream: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def agree(self) -> bool:
@@ -156,6 +158,7 @@ class E2ESession:
         if not answer["ok"]:
             result.oracle_error = f"reset: {answer['error']}"
         else:
+            result.upstream = list(answer.get("upstream") or [])
             for action in actions:
                 answer = self.oracle.call("step", action=action)
                 if not answer["ok"]:

@@ -5,7 +5,8 @@ whose ``config`` and ``evaluator`` contain no ``http://``/``https://`` URL at al
 fetch nothing from the web; 65 of 369). Our own tasks: ``tasks/<domain>/*.json`` with an
 ``evaluator``.
 
-Our own tasks name their files by paths relative to the task file (``assets/<id>/x``),
+Our own tasks name their files by paths relative to the task file (``assets/<id>/x``,
+``../thunderbird/assets/x``),
 which our plugin resolves itself. OSWorld's setup controller and ``cloud_file`` getter only
 download URLs, so for OSWorld's side every such string is rewritten to a URL of
 :class:`AssetServer`, a loopback HTTP server over the tasks folder: OSWorld then downloads
@@ -83,15 +84,19 @@ def for_oracle(task: E2ETask, tasks_dir: Path, base_url: str) -> dict[str, Any]:
     """The task JSON as OSWorld's ``DesktopEnv.reset`` receives it.
 
     OSWorld's tasks go unchanged. In our own tasks, every string starting with ``assets/``
-    (a file beside the task) becomes a URL of the asset server; nothing else changes.
+    or ``../`` that names a file under ``tasks_dir`` (relative to the task file) becomes a
+    URL of the asset server; nothing else changes.
     """
     if task.origin != "own":
         return task.data
-    folder = task.path.parent.relative_to(tasks_dir).as_posix()
+    root = tasks_dir.resolve()
 
     def rewrite(value: Any) -> Any:
-        if isinstance(value, str) and value.startswith("assets/"):
-            return f"{base_url}/{folder}/{value}"
+        if isinstance(value, str) and value.startswith(("assets/", "../")):
+            local = (task.path.parent / value).resolve()
+            if local.is_file() and local.is_relative_to(root):
+                return f"{base_url}/{local.relative_to(root).as_posix()}"
+            return value
         if isinstance(value, list):
             return [rewrite(v) for v in value]
         if isinstance(value, dict):

@@ -77,16 +77,19 @@ def plan(quick: bool, groups: tuple[str, ...], full_reference: bool) -> list[tup
     return cases
 
 
-def getter_names(task: E2ETask) -> str:
-    """A disagreement's name: the task's result getter type(s), e.g. ``default_video_player``.
+def suspects(task: E2ETask) -> list[str]:
+    """What an end-to-end disagreement of ``task`` may come from: its metrics and result getters.
 
-    A getter difference is what an end-to-end disagreement documents (the metrics are
-    compared one by one at level 1); several getters are joined with ``+``.
+    The metrics are compared one by one at level 1, the getters only here; a disagreement is
+    documented when one of them has a bullet in docs/parity.md.
     """
-    result = task.data.get("evaluator", {}).get("result", [])
+    evaluator = task.data.get("evaluator", {})
+    func = evaluator.get("func", [])
+    result = evaluator.get("result", [])
     specs = result if isinstance(result, list) else [result]
-    names = sorted({str(s.get("type")) for s in specs if isinstance(s, dict) and s.get("type")})
-    return "+".join(names) or task.name
+    names = [str(f) for f in (func if isinstance(func, list) else [func])]
+    names += [str(s.get("type")) for s in specs if isinstance(s, dict) and s.get("type")]
+    return list(dict.fromkeys(names))
 
 
 def report(
@@ -112,8 +115,10 @@ def report(
         if res.agree:
             row["agree"] += 1
             continue
-        name = getter_names(task)
-        is_doc = name in documented
+        names = suspects(task)
+        known = [n for n in names if n in documented]
+        is_doc = bool(known)
+        name = known[0] if known else ("+".join(names) or task.name)
         row["documented" if is_doc else "undocumented"] += 1
         disagreements.append(
             {
@@ -126,9 +131,18 @@ def report(
             }
         )
     for row in rows.values():
+        notes = []
         raised = sum(1 for nc in not_compared if nc["name"].startswith(row["name"] + ":"))
         if raised:
-            row["note"] = f"{raised} not compared (OSWorld's side raised)"
+            notes.append(f"{raised} not compared (OSWorld's side raised)")
+        stand_in = sorted(
+            {m for g, _, r in results if g == row["name"] and not r.oracle_error for m in r.upstream}
+        )
+        if stand_in:
+            notes.append(
+                f"metrics newer than desktop-env 1.0.2 scored by upstream stand-ins: {', '.join(stand_in)}"
+            )
+        row["note"] = "; ".join(notes)
     return {
         "level": "end_to_end",
         "seconds": round(seconds, 1),
@@ -143,12 +157,14 @@ def run(
     groups: tuple[str, ...],
     full_reference: bool,
     progress: Callable[[str], None] = print,
+    only: str = "",
 ) -> dict[str, Any]:
     """Build the oracle venv, run every planned case on one desktop, return the report."""
     from parity.oracle_venv import ensure_oracle_venv
 
     started = time.monotonic()
-    cases = plan(quick, groups, full_reference)
+    wanted = [part for part in only.split(",") if part] or [""]
+    cases = [case for case in plan(quick, groups, full_reference) if any(w in case[1].name for w in wanted)]
     oracle_python = ensure_oracle_venv(ROOT)
     progress(f"end_to_end: {len(cases)} cases; starting the local desktop and OSWorld's DesktopEnv")
     session = E2ESession(oracle_python, ROOT / "tasks")
@@ -175,12 +191,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a handful of cases per group")
     parser.add_argument("--groups", default=",".join(GROUPS), help=f"comma-separated subset of {GROUPS}")
     parser.add_argument("--full-reference", action="store_true", help="every own reference solution")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated parts of task names: run only the planned cases matching one",
+    )
     args = parser.parse_args(argv)
     groups = tuple(g.strip() for g in args.groups.split(",") if g.strip())
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
         parser.error(f"unknown group(s) {unknown}; choose from {GROUPS}")
-    result = run(args.quick, groups, args.full_reference, progress=lambda line: print(line, flush=True))
+    result = run(
+        args.quick, groups, args.full_reference, progress=lambda line: print(line, flush=True), only=args.only
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     for row in result["rows"]:

@@ -26,6 +26,12 @@ Waits removed (pure waits only, nothing polls during them): ``DesktopEnv.step``'
 ``pause`` (the host passes 0, as OSWorld's runners do for DONE) and the 5 s back-off
 ``DesktopEnv.reset`` sleeps before retrying a failed setup (a retry still happens). The
 tasks' own ``sleep`` setup steps and every sleep inside controllers and getters are kept.
+
+Metrics newer than 1.0.2: the two OSWorld's tasks use (``check_play_and_exit``,
+``check_structure_sim_with_threshold``) are added to ``desktop_env.evaluators.metrics`` from
+``metrics_upstream.py`` (level 1's reference scorers, written from upstream's documented
+behaviour) when 1.0.2 lacks them; a reset answers which of the task's metrics are such
+stand-ins (``upstream``), so the report can say so.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ from typing import Any
 
 import desktop_env.desktop_env as osworld_env_module
 from desktop_env.desktop_env import DesktopEnv
+from desktop_env.evaluators import metrics as osworld_metrics
+from metrics_upstream import UPSTREAM
 
 MARK = "@@E2E "
 VM_PATH = "pytest-osworld-local"
@@ -102,6 +110,23 @@ def _no_wait_time() -> types.SimpleNamespace:
     return types.SimpleNamespace(sleep=sleep, time=time.time, monotonic=time.monotonic, skipped=skipped)
 
 
+def add_upstream_metrics() -> set[str]:
+    """Give 1.0.2's metrics module the upstream stand-ins it lacks; their names."""
+    added = set()
+    for name, scorer in UPSTREAM.items():
+        if not hasattr(osworld_metrics, name):
+            setattr(osworld_metrics, name, scorer)
+            added.add(name)
+    return added
+
+
+def stand_ins(task: dict[str, Any], added: set[str]) -> list[str]:
+    """The task's metric names that are upstream stand-ins, not 1.0.2's code."""
+    func = task.get("evaluator", {}).get("func", [])
+    names = func if isinstance(func, list) else [func]
+    return sorted(set(names) & added)
+
+
 def answer(payload: dict[str, Any]) -> None:
     """One answer line for the host."""
     sys.stdout.write(MARK + json.dumps(payload, default=str) + "\n")
@@ -114,6 +139,7 @@ def main() -> int:
     cache_dir = sys.argv[2]
     address = f"127.0.0.1:{ports['server']}:{ports['chromium']}:{ports.get('vnc', 8006)}:{ports['vlc']}"
     osworld_env_module.create_vm_manager_and_provider = make_shim(address)
+    added = add_upstream_metrics()
     no_wait = _no_wait_time()
     osworld_env_module.time = no_wait  # type: ignore[assignment]
     env = DesktopEnv(
@@ -140,7 +166,7 @@ def main() -> int:
         try:
             if op == "reset":
                 env.reset(task_config=cmd["task"])
-                result: dict[str, Any] = {}
+                result: dict[str, Any] = {"upstream": stand_ins(cmd["task"], added)}
             elif op == "step":
                 _, _, done, _info = env.step(cmd["action"], pause=0)
                 result = {"done": bool(done)}
