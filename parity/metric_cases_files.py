@@ -87,18 +87,23 @@ def write_pptx(path: Path, seed: int, variant: str) -> None:
 
 
 def write_image(path: Path, seed: int, variant: str) -> None:
-    """A 64x48 picture of blocks; ``near`` repaints one region."""
+    """A 96x72 photograph-like picture (a smooth colour field with noise).
+
+    ``near`` repaints one region; ``other`` is another photograph.
+    """
     from PIL import Image, ImageDraw
 
     rng = random.Random(seed if variant != "other" else seed + 1000)
-    image = Image.new("RGB", (64, 48), (rng.randint(0, 255), rng.randint(0, 255), 200))
+    small = Image.new("RGB", (8, 6))
+    small.putdata([(rng.randint(0, 255), rng.randint(0, 255), rng.randint(0, 255)) for _ in range(48)])
+    image = small.resize((96, 72), Image.Resampling.BICUBIC)
+    noise = Image.new("L", (96, 72))
+    noise.putdata([min(255, max(0, int(rng.gauss(128, 20)))) for _ in range(96 * 72)])
+    image = Image.blend(image, noise.convert("RGB"), 0.15)
     draw = ImageDraw.Draw(image)
-    for _ in range(6):
-        x, y = rng.randint(0, 56), rng.randint(0, 40)
-        draw.rectangle([x, y, x + 8, y + 8], fill=(rng.randint(0, 255), 40, rng.randint(0, 255)))
     if variant == "near":
-        draw.rectangle([0, 0, 6, 6], fill=(255, 255, 255))
-    image.save(path)
+        draw.rectangle([0, 0, 8, 8], fill=(255, 255, 255))
+    image.convert("RGB").save(path)
 
 
 def write_text(path: Path, seed: int, variant: str) -> None:

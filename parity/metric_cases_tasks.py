@@ -8,6 +8,7 @@ from the rules themselves: the rule's own values, a one-character mutation, empt
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -36,6 +37,9 @@ FILE_GETTERS = frozenset(
 RULE_TYPES = frozenset({"rule", "rule_relativeTime"})
 RESULT_VARIANTS = ("same", "near", "other", "empty", "malformed")
 SEEDS = (1, 2)
+#: More seeds for pictures: "different photograph" pairs are where image metrics part ways.
+IMAGE_SEEDS = (1, 2, 3, 4, 5, 6)
+IMAGE_KINDS = frozenset({".png", ".jpg", ".jpeg", ".gif"})
 
 
 @dataclass
@@ -203,7 +207,8 @@ def cases_for(use: MetricUse, pool: FilePool, number: int) -> Iterator[Case]:
         for label, value in value_candidates(result_spec.get("rules"), getter):
             yield Case(f"{prefix}/{label}", use.metric, result_spec.get("rules"), use.options, value, True)
         return
-    for seed in SEEDS:
+    seeds = IMAGE_SEEDS if result_is_file and _ext(result_spec) in IMAGE_KINDS else SEEDS
+    for seed in seeds:
         if result_is_file:
             files = pool.get(_ext(result_spec), seed)
             for variant in RESULT_VARIANTS:
@@ -235,6 +240,19 @@ def cases_for(use: MetricUse, pool: FilePool, number: int) -> Iterator[Case]:
                 yield Case(f"{prefix}/{label}", use.metric, value, use.options, rules, has_expected)
     if result_is_file:
         yield Case(f"{prefix}/none", use.metric, None, use.options, rules, has_expected)
+    if (
+        result_is_file
+        and _ext(result_spec) in IMAGE_KINDS
+        and expected_type in FILE_GETTERS
+        and expected_spec
+    ):
+        # Two different photographs: every ordered pair of the seeds' base pictures.
+        for first, second in itertools.permutations(IMAGE_SEEDS, 2):
+            result = _file_value(result_spec, pool.get(_ext(result_spec), first)["base"])
+            expected = _file_value(expected_spec, pool.get(_ext(expected_spec), second)["base"])
+            yield Case(
+                f"{prefix}/photo{first}-vs-photo{second}", use.metric, result, use.options, expected, True
+            )
 
 
 def build_cases(folder: Path, files: Path) -> list[Case]:

@@ -93,6 +93,7 @@ def compare(
     """Per-metric rows, metrics not compared and every disagreement."""
     rows: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
+    skipped_cases: dict[str, int] = {}
     disagreements: list[dict[str, Any]] = []
     for case in cases:
         theirs = oracle.get(case.id, {"score": None, "error": "oracle gave no score"})
@@ -103,6 +104,7 @@ def compare(
         )
         if theirs["score"] is None or STUB_MARK in str(theirs.get("error", "")):
             skipped.setdefault(case.metric, str(theirs.get("error") or "no score"))
+            skipped_cases[case.metric] = skipped_cases.get(case.metric, 0) + 1
             continue
         row = rows.setdefault(
             case.metric,
@@ -127,6 +129,10 @@ def compare(
                 "options": case.options,
             }
         )
+    for name, count in skipped_cases.items():
+        if name in rows:
+            extra = f"{count} more cases not compared: {skipped[name][:80]}"
+            rows[name]["note"] = "; ".join(filter(None, [rows[name]["note"], extra]))
     not_compared = [
         {"name": name, "why": f"OSWorld's side cannot run it here: {why}"}
         for name, why in sorted(skipped.items())

@@ -72,15 +72,27 @@ STUBBED: tuple[str, ...] = ("easyocr", "librosa", "acoustid", "pydrive")
 #: Submodules OSWorld imports from a stubbed package (``from pydrive.auth import ...``).
 STUB_SUBMODULES: dict[str, tuple[str, ...]] = {"pydrive": ("auth", "drive")}
 
-STUB_TEXT = '''"""Stub written by pytest-osworld's parity/oracle_venv.py: {name} is not installed."""
+STUB_TEXT = '''"""Stub written by pytest-osworld's parity/oracle_venv.py: {name} is not installed.
+
+Any use raises ImportError and records the use in the environment variable
+PARITY_STUB_USED, so the parity runner can tell a case that reached the stub even when
+OSWorld's code catches the error.
+"""
+
+import os
+
+
+def _used() -> ImportError:
+    os.environ["PARITY_STUB_USED"] = "{name}"
+    return ImportError("{name} is stubbed in the parity oracle venv")
 
 
 class _Missing:
     def __getattr__(self, attr: str) -> object:
-        raise ImportError("{name} is stubbed in the parity oracle venv")
+        raise _used()
 
     def __call__(self, *args: object, **kwargs: object) -> object:
-        raise ImportError("{name} is stubbed in the parity oracle venv")
+        raise _used()
 
 
 def __getattr__(attr: str) -> object:

@@ -16,6 +16,7 @@ import contextlib
 import io
 import json
 import logging
+import os
 import signal
 import sys
 import warnings
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from metrics_upstream import UPSTREAM
 
 TIMEOUT = 30
+STUB_FLAG = "PARITY_STUB_USED"
 
 
 class CaseTimeout(Exception):
@@ -45,11 +47,20 @@ def score_one(metrics: Any, case: dict[str, Any]) -> dict[str, Any]:
     if func is None:
         return {"score": None, "error": "not in desktop-env 1.0.2"}
     args = [case["result"], case["expected"]] if case["has_expected"] else [case["result"]]
+    os.environ.pop(STUB_FLAG, None)
     signal.alarm(TIMEOUT)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             raw = func(*args, **case["options"])
         value = float(raw) if raw is not None else 0.0
+        stub = os.environ.get(STUB_FLAG)
+        if stub:
+            # OSWorld caught the stub's error: the case reached a library we do not install.
+            return {
+                "score": value,
+                "error": f"{stub} is stubbed in the parity oracle venv",
+                "upstream": upstream,
+            }
         return {"score": value, "error": "", "upstream": upstream}
     except BaseException as error:
         if isinstance(error, KeyboardInterrupt):

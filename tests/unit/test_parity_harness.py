@@ -137,3 +137,25 @@ def test_build_cases_writes_real_files_and_identical_pairs(task_folder: Path, tm
     near = next(case for case in table_cases if case.id.endswith("s1/near-vs-base"))
     assert Path(near.result).read_bytes() != Path(near.expected).read_bytes()
     assert any(case.metric == "check_include_exclude" and case.result == "ok" for case in cases)
+
+
+def test_oracle_runner_scores_exceptions_0_and_flags_a_stub_reached(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from parity.oracle_side.metrics_oracle import STUB_FLAG, score_one
+
+    def raises(result: object, expected: object) -> float:
+        raise ValueError("bad file")
+
+    def uses_stub(result: object, expected: object) -> float:
+        monkeypatch.setenv(STUB_FLAG, "easyocr")  # what a stub does when OSWorld calls it
+        return 0.0
+
+    metrics = SimpleNamespace(raises=raises, uses_stub=uses_stub)
+    case = {"result": "r", "expected": "e", "has_expected": True, "options": {}}
+    monkeypatch.delenv(STUB_FLAG, raising=False)
+    failed = score_one(metrics, {**case, "metric": "raises"})
+    assert failed["score"] == 0.0 and "ValueError: bad file" in failed["error"]
+    stubbed = score_one(metrics, {**case, "metric": "uses_stub"})
+    assert "stubbed in the parity oracle venv" in stubbed["error"]
+    assert score_one(metrics, {**case, "metric": "absent"})["score"] is None
