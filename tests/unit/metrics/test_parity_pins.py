@@ -124,6 +124,23 @@ def test_compare_table_sheet_fuzzy_identical_books_with_empty_cells_pass(tmp_pat
     assert score("compare_table", str(path), str(path), rules=[rule]) == 1.0
 
 
+def test_compare_table_rule_on_a_missing_sheet_scores_0(tmp_path: Path) -> None:
+    # OSWorld's sheet_fuzzy compares no cell of a missing sheet and scores 1.
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["Name", 1])
+    path = tmp_path / "book.xlsx"
+    book.save(path)
+    fuzzy = {"range": ["A1:A3"], "type": "exact_match"}
+    missing = {"type": "sheet_fuzzy", "sheet_idx0": "RNNope", "sheet_idx1": "ENNope", "rules": [fuzzy]}
+    present = {**missing, "sheet_idx0": "RNSheet", "sheet_idx1": "ENSheet"}
+    assert score("compare_table", str(path), str(path), rules=[missing]) == 0.0
+    assert score("compare_table", str(path), str(path), rules=[present]) == 1.0
+
+
 def test_check_thunderbird_folder_two_empty_folders_are_equal(tmp_path: Path) -> None:
     empty, text = tmp_path / "a", tmp_path / "b"
     empty.write_text("")
