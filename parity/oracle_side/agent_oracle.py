@@ -17,6 +17,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import os
 import sys
 import types
 import xml.etree.ElementTree as ET
@@ -101,7 +102,10 @@ def main() -> int:
     with open(sys.argv[1], encoding="utf-8") as handle:
         cases = json.load(handle)
     max_tokens = int(cases["max_tokens"])
-    can_trim = hasattr(sys.modules["tiktoken"], "encoding_for_model")
+    # Only with the encoding file on disk: tiktoken would otherwise try to download it.
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR", "")
+    has_file = bool(cache) and os.path.isdir(cache) and bool(os.listdir(cache))
+    can_trim = has_file and hasattr(sys.modules["tiktoken"], "encoding_for_model")
     trees = []
     for tree in cases["trees"]:
         try:
