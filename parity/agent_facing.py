@@ -98,7 +98,14 @@ def run_oracle(python: Path, cases: dict[str, Any]) -> dict[str, Any]:
 
 def write_golden(path: Path, oracle: dict[str, Any], answers_kept: int) -> None:
     """Save OSWorld's results (trees, and the hand-picked answers) for the offline unit test."""
-    kept = {"trees": oracle["trees"], "outputs": oracle["outputs"][:answers_kept], "max_tokens": MAX_TOKENS}
+    import PIL
+
+    kept = {
+        "trees": oracle["trees"],
+        "outputs": oracle["outputs"][:answers_kept],
+        "max_tokens": MAX_TOKENS,
+        "pillow": PIL.__version__,  # the drawn pixels (som_image) depend on Pillow's font
+    }
     path.write_bytes(gzip.compress(json.dumps(kept, sort_keys=True, ensure_ascii=False).encode(), mtime=0))
     print(f"agent_facing: OSWorld's results written to {path}", flush=True)
 

@@ -77,8 +77,12 @@ def test_tree_rows_equal_osworlds(name: str) -> None:
     xml, png = _tree(name)
     theirs = BY_APP[name]
     ours = agent_ours.tree_results(name, xml, png, GOLDEN["max_tokens"])
-    for row in ("filter", "linearize", "som_boxes", "som_tags", "som_image"):
+    for row in ("filter", "linearize", "som_boxes", "som_tags"):
         assert ours[row] == theirs[row], row
+    import PIL
+
+    if PIL.__version__ == GOLDEN["pillow"]:  # the numbers are drawn with Pillow's own font
+        assert ours["som_image"] == theirs["som_image"]
     if token_counter() is not None:
         assert ours["trim"] == theirs["trim"]
         assert ours["trim_small"] == theirs["trim_small"]
