@@ -236,7 +236,8 @@ def cases_for(use: MetricUse, pool: FilePool, number: int) -> Iterator[Case]:
                         f"{prefix}/s{seed}/{variant}", use.metric, result, use.options, rules, has_expected
                     )
         elif seed == SEEDS[0]:
-            for label, value in value_candidates(rules, result_spec.get("type")):
+            extra = [(f"value{index}", value) for index, value in enumerate(result_spec.get("values", []))]
+            for label, value in value_candidates(rules, result_spec.get("type")) + extra:
                 yield Case(f"{prefix}/{label}", use.metric, value, use.options, rules, has_expected)
     if result_is_file:
         yield Case(f"{prefix}/none", use.metric, None, use.options, rules, has_expected)
@@ -260,7 +261,10 @@ def build_cases(folder: Path, files: Path) -> list[Case]:
     pool = FilePool(files)
     cases: list[Case] = []
     counts: dict[str, int] = {}
-    for use in read_uses(folder):
+    from parity.metric_cases_synthetic import synthetic_uses
+
+    uses = read_uses(folder)
+    for use in uses + synthetic_uses({use.metric for use in uses}):
         number = counts.get(use.metric, 0)
         counts[use.metric] = number + 1
         cases.extend(cases_for(use, pool, number))

@@ -137,6 +137,8 @@ def test_build_cases_writes_real_files_and_identical_pairs(task_folder: Path, tm
     near = next(case for case in table_cases if case.id.endswith("s1/near-vs-base"))
     assert Path(near.result).read_bytes() != Path(near.expected).read_bytes()
     assert any(case.metric == "check_include_exclude" and case.result == "ok" for case in cases)
+    # Metrics no task uses get a made-up use of their own.
+    assert any(case.metric == "compare_docx_lines" and case.id.startswith("syntheti/") for case in cases)
 
 
 def test_oracle_runner_scores_exceptions_0_and_flags_a_stub_reached(monkeypatch: pytest.MonkeyPatch) -> None:
