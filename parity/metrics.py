@@ -2,7 +2,7 @@
 
     .venv/bin/python -m parity.metrics --out parity-results/metrics.json [--quick]
 
-Cases come from OSWorld's task files (``--tasks``, default /work/shared/osworld/examples
+Cases come from OSWorld's task files (``--tasks``, default ../shared/osworld/examples beside the repository
 or ``$OSWORLD_TASKS``; the level is skipped with a message when the folder is absent):
 each metric use's options and rules applied to small real files made here. Ours are scored
 through the plugin's own ``score_metric`` (what the runner calls); OSWorld's by
@@ -29,7 +29,7 @@ from parity.metric_cases_tasks import Case, build_cases
 from parity.oracle_venv import ensure_oracle_venv
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TASKS = Path("/work/shared/osworld/examples")
+DEFAULT_TASKS = ROOT.parent / "shared" / "osworld" / "examples"  # shared/ beside the clone, as in CI
 EPSILON = 1e-6
 CASE_TIMEOUT = 30
 STUB_MARK = "stubbed in the parity oracle venv"
