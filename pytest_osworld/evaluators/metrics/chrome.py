@@ -284,16 +284,19 @@ def is_expected_installed_extensions(result: Any, expected: Any = None, **option
 
 
 def check_enabled_experiments(result: Any, expected: Any = None, **options: Any) -> Score:
-    """The enabled ``chrome://flags`` experiments equal ``rules["names"]`` as a set."""
+    """The enabled ``chrome://flags`` experiments equal ``rules["names"]``, in order.
+
+    Chrome stores a flag with a choice as ``name@N``; the ``@N`` choice is dropped before
+    comparing. ``rules["type"]`` must be ``"names"``, the only rule type.
+    """
     if result is None:
         return missing("enabled experiments")
-    got = {str(n) for n in result}
-    want = {str(n) for n in rules_of(expected).get("names", [])}
-    return verdict(
-        got == want,
-        f"experiments {sorted(got)}",
-        f"experiments {sorted(got)}, expected {sorted(want)}",
-    )
+    rules = rules_of(expected)
+    if rules.get("type") != "names" or "names" not in rules:
+        return failed(f"the rule needs type 'names' and a 'names' list, got {short(rules)}")
+    got = [str(n).split("@")[0] for n in result]
+    want = list(rules["names"])
+    return verdict(got == want, f"experiments {got}", f"experiments {got}, expected {want}")
 
 
 MAX_ARCHIVE_BYTES = 2 << 30

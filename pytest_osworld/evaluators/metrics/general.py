@@ -232,8 +232,12 @@ def check_direct_json_object(result: Any, expected: Any = None, **options: Any) 
         return failed(f"result is not a JSON object: {short(result)}")
     if not isinstance(obj, Mapping):
         return failed(f"result is not a JSON object: {short(result)}")
-    rules = rules_of(expected)
-    want: Mapping[str, Any] = rules.get("expected", {})
+    if not isinstance(expected, Mapping):
+        return missing("expected rules")
+    rules = expected
+    if not isinstance(rules.get("expected"), Mapping):
+        return failed(f"the rules have no 'expected' object: {short(rules)}")
+    want: Mapping[str, Any] = rules["expected"]
     in_result = bool(rules.get("expect_in_result", False))
     ignore_order = bool(rules.get("ignore_list_order", False))
     for key, value in want.items():
@@ -254,21 +258,38 @@ def check_direct_json_object(result: Any, expected: Any = None, **options: Any) 
     return passed(f"all {len(want)} expected keys match")
 
 
-def is_included_all_json_objects(result: Any, expected: Any = None, **options: Any) -> Score:
-    """Every key/value of ``expected`` (a dict or a JSON file path) equals the result's."""
-    if result is None:
-        return missing()
+def _json_file(value: Any, what: str) -> tuple[Any, Score | None]:
+    """The JSON value in the file ``value`` names (strict UTF-8), or the zero score saying why not."""
+    path, problem = existing_file(value, what)
+    if problem:
+        return None, problem
     try:
-        got = _as_json_object(result)
-        want = _as_json_object(expected)
-    except ValueError as exc:
-        return failed(f"not JSON: {exc}")
-    if not isinstance(got, Mapping) or not isinstance(want, Mapping):
-        return failed("both values must be JSON objects")
-    for key, value in want.items():
-        if got.get(key) != value:
-            return failed(f"key {key!r}: got {short(got.get(key))}, expected {short(value)}")
-    return passed(f"all {len(want)} keys included")
+        with open(path or "", encoding="utf-8") as handle:
+            return json.load(handle), None
+    except (UnicodeDecodeError, ValueError) as exc:
+        return None, failed(f"{what} file {path} is not JSON: {exc}")
+
+
+def is_included_all_json_objects(result: Any, expected: Any = None, **options: Any) -> Score:
+    """Every key of the JSON object in file ``result`` has the same value in file ``expected``.
+
+    Both are paths to JSON files. The direction follows OSWorld's argument order, whose
+    first argument (the task's ``result``) is the gold file: what the gold lists must all be
+    in the second file, which may hold more keys.
+    """
+    small, problem = _json_file(result, "result")
+    if problem:
+        return problem
+    big, problem = _json_file(expected, "expected")
+    if problem:
+        return problem
+    if not isinstance(small, Mapping):
+        return failed(f"the result file holds {type(small).__name__}, not a JSON object")
+    for key, value in small.items():
+        if not isinstance(big, Mapping) or key not in big or big[key] != value:
+            got = big.get(key) if isinstance(big, Mapping) else big
+            return failed(f"key {key!r}: got {short(got)}, expected {short(value)}")
+    return passed(f"all {len(small)} keys included")
 
 
 def diff_text_file(result: Any, expected: Any = None, **options: Any) -> Score:

@@ -121,11 +121,22 @@ def compare_text_file(result: Any, expected: Any = None, **options: Any) -> Scor
 
 
 def compare_answer(result: Any, expected: Any = None, **options: Any) -> Score:
-    """Two answer strings are equal once stripped."""
+    """The answer string equals ``rules["expected"]`` exactly (no stripping).
+
+    An empty or missing answer scores 0; so does an ``expected`` that is not a rules
+    mapping with an ``expected`` key.
+    """
     if result is None:
         return missing()
-    got, want = str(result).strip(), str(expected).strip()
-    return verdict(got == want, f"answer {short(got)}", f"answer {short(got)}, expected {short(want)}")
+    if not result:
+        return failed("the answer is empty")
+    rules = rules_of(expected)
+    if "expected" not in rules:
+        return failed(f"the rules name no 'expected' answer: {short(expected)}")
+    want = rules["expected"]
+    return verdict(
+        result == want, f"answer {short(result)}", f"answer {short(result)}, expected {short(want)}"
+    )
 
 
 def is_extension_installed(result: Any, expected: Any = None, **options: Any) -> Score:
@@ -177,15 +188,20 @@ def compare_config(result: Any, expected: Any = None, **options: Any) -> Score:
     return verdict(ok, f"config holds {short(want)}", f"config {short(text)} does not hold {short(want)}")
 
 
-def _numbers_close(a: str, b: str) -> bool:
+def _as_number(text: str) -> float | None:
     try:
-        return abs(float(a) - float(b)) <= 1e-4
+        return float(text)
     except ValueError:
-        return False
+        return None
 
 
 def compare_result_files(result: Any, expected: Any = None, **options: Any) -> Score:
-    """Two result files are equal, numerically within 1e-4, or the expected text is inside."""
+    """Two result files agree once stripped.
+
+    When the expected text is a number, the result passes if it contains that text (an
+    answer may add words around the number) or is a number within 1e-4 of it. Otherwise
+    the two texts must be equal.
+    """
     path, problem = existing_file(result)
     if problem:
         return problem
@@ -193,7 +209,12 @@ def compare_result_files(result: Any, expected: Any = None, **options: Any) -> S
     if gold_problem:
         return gold_problem
     got, want = read_text(path or "").strip(), read_text(gold or "").strip()
-    ok = got == want or _numbers_close(got, want) or want in got
+    want_number = _as_number(want)
+    if want_number is None:
+        ok = got == want
+    else:
+        got_number = _as_number(got)
+        ok = want in got or (got_number is not None and abs(got_number - want_number) < 1e-4)
     return verdict(ok, f"result {short(got)} matches", f"result {short(got)}, expected {short(want)}")
 
 

@@ -185,11 +185,11 @@ Writer = Callable[[str, str | bytes], str]
         (
             c.check_enabled_experiments,
             ["a", "b"],
-            {"type": "names", "names": ["b", "a"]},
+            {"type": "names", "names": ["a", "b"]},
             1,
             "experiments",
         ),
-        (c.check_enabled_experiments, ["a"], {"names": ["b"]}, 0, "expected ['b']"),
+        (c.check_enabled_experiments, ["a"], {"type": "names", "names": ["b"]}, 0, "expected ['b']"),
     ],
 )
 def test_chrome_rules(metric: Any, result: Any, rules: dict[str, Any], value: float, reason: str) -> None:

@@ -175,9 +175,10 @@ def test_check_direct_json_object(result: Any, rules: dict[str, Any], value: flo
     check(g.check_direct_json_object(result, rules), value, reason)
 
 
-def test_is_included_all_json_objects() -> None:
-    check(g.is_included_all_json_objects({"a": 1, "b": 2}, {"a": 1}), 1, "all 1 keys")
-    check(g.is_included_all_json_objects({"a": 2}, {"a": 1}), 0, "key 'a': got 2")
+def test_is_included_all_json_objects(write: Any) -> None:
+    gold = write("gold.json", '{"a": 1}')
+    check(g.is_included_all_json_objects(gold, write("r.json", '{"a": 1, "b": 2}')), 1, "all 1 keys")
+    check(g.is_included_all_json_objects(gold, write("s.json", '{"a": 2}')), 0, "key 'a': got 2")
 
 
 def test_diff_text_file_is_the_line_ratio(write: Writer) -> None:

@@ -110,8 +110,8 @@ def test_compare_result_files(write: Writer) -> None:
 
 
 def test_compare_answer() -> None:
-    check(v.compare_answer(" 42\n", "42"), 1, "answer '42'")
-    check(v.compare_answer("41", "42"), 0, "expected '42'")
+    check(v.compare_answer("42", {"expected": "42"}), 1, "answer '42'")
+    check(v.compare_answer("41", {"expected": "42"}), 0, "expected '42'")
 
 
 def _zip(path: Path, members: dict[str, bytes]) -> str:
