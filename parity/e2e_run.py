@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import shutil
 import subprocess
 import tempfile
 import time
@@ -127,16 +128,23 @@ class E2ESession:
         self.log_path = self.work / "oracle.log"
         self._log = self.log_path.open("w")
         self.provider.start()
-        self.env = self.provider.restore("init_state")
         self.relay = TokenRelay(self._target)
         self.asset_server = AssetServer(tasks_dir)
-        extra = self.env.extra
-        ports = {
-            "server": self.relay.port,
-            "chromium": _port(str(extra["chromium_cdp_url"])),
-            "vlc": _port(str(extra["vlc_url"])),
-        }
-        self.oracle = OracleWorker(oracle_python, ports, self.work / "oracle-cache", self._log)
+        try:
+            self.env = self.provider.restore("init_state")
+            extra = self.env.extra
+            ports = {
+                "server": self.relay.port,
+                "chromium": _port(str(extra["chromium_cdp_url"])),
+                "vlc": _port(str(extra["vlc_url"])),
+            }
+            self.oracle = OracleWorker(oracle_python, ports, self.work / "oracle-cache", self._log)
+        except BaseException:
+            self.relay.close()
+            self.asset_server.close()
+            self.provider.stop()
+            self._log.close()
+            raise
         self._count = 0
 
     def _target(self) -> tuple[str, str] | None:
@@ -205,6 +213,8 @@ class E2ESession:
         self.env = None
         self.provider.stop()
         self._log.close()
+        if self._own_work:
+            shutil.rmtree(self.work, ignore_errors=True)
 
 
 def _port(url: str) -> int:
