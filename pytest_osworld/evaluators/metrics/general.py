@@ -221,8 +221,11 @@ def check_direct_json_object(result: Any, expected: Any = None, **options: Any) 
     """The result object (a dict, or a JSON string) matches ``rules["expected"]`` key by key.
 
     Default: each expected key's value is equal (lists order-free with
-    ``ignore_list_order``). With ``expect_in_result``: a list value lists the accepted
-    alternatives and a string value must be a substring. ``__EVALUATION_FAILED__`` fails.
+    ``ignore_list_order``, read from the rules). With ``expect_in_result``: a list value
+    lists the accepted alternatives for a string result, or must share an item with a list
+    result; a string value must be in the result (a substring, a list item or an object
+    key); any other value must equal the result's. ``__EVALUATION_FAILED__`` fails. Missing
+    rules, or rules without an ``expected`` object, score 0.
     """
     if result is None:
         return missing()
@@ -246,9 +249,12 @@ def check_direct_json_object(result: Any, expected: Any = None, **options: Any) 
             return failed(f"key {key!r}: the value could not be read")
         if in_result:
             if isinstance(value, list):
-                ok = got in value or (isinstance(got, list) and any(g in value for g in got))
+                ok = (isinstance(got, str) and got in value) or (
+                    isinstance(got, list) and any(g in value for g in got)
+                )
             elif isinstance(value, str):
-                ok = isinstance(got, str) and value in got
+                # A substring of a string, an item of a list, a key of an object.
+                ok = isinstance(got, str | list | Mapping) and value in got
             else:
                 ok = got == value
         else:

@@ -92,3 +92,23 @@ def test_is_included_all_json_objects_takes_two_files(write: Writer) -> None:
     check(g.is_included_all_json_objects('{"name": "x"}', gold), 0, "does not exist")
     text: Any = None
     check(g.is_included_all_json_objects(text, gold), 0, "no result")
+
+
+def test_check_direct_json_object_in_result_follows_python_membership() -> None:
+    rules: dict[str, Any] = {"expect_in_result": True}
+    check(g.check_direct_json_object({"k": ["a", "b"]}, {**rules, "expected": {"k": "a"}}), 1, "all 1")
+    check(g.check_direct_json_object({"k": 5}, {**rules, "expected": {"k": [5]}}), 0, "key 'k'")
+    check(g.check_direct_json_object({"k": "xyz"}, {**rules, "expected": {"k": ["y"]}}), 0, "key 'k'")
+
+
+def test_check_direct_json_object_keeps_scoring_other_in_result_values() -> None:
+    # Deliberate (docs/parity.md): OSWorld scores any non-list, non-string value 0.
+    rules = {"expect_in_result": True, "expected": {"n": 3}}
+    check(g.check_direct_json_object({"n": 3}, rules), 1, "all 1")
+    check(g.check_direct_json_object({"n": 4}, rules), 0, "key 'n'")
+
+
+def test_check_direct_json_object_reads_ignore_list_order_from_the_rules() -> None:
+    # Deliberate (docs/parity.md): OSWorld looks for the flag inside rules["expected"].
+    rules = {"expected": {"m": ["a", "b"]}, "ignore_list_order": True}
+    check(g.check_direct_json_object({"m": ["b", "a"]}, rules), 1, "all 1")
