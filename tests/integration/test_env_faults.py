@@ -30,8 +30,8 @@ TASK = {
 }
 
 
-def sandboxes(root: int) -> list[int]:
-    """PIDs of the bwrap processes under ``root`` (outer ones first)."""
+def _children() -> dict[int, list[int]]:
+    """Every running process's children, from /proc."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -40,6 +40,12 @@ def sandboxes(root: int) -> list[int]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))
+    return children
+
+
+def sandboxes(root: int) -> list[int]:
+    """PIDs of the bwrap processes under ``root`` (outer ones first)."""
+    children = _children()
     found, todo = [], [root]
     while todo:
         for pid in sorted(children.get(todo.pop(0), [])):
@@ -55,14 +61,7 @@ def sandboxes(root: int) -> list[int]:
 
 def _descendants(root: int) -> set[int]:
     """``root`` and every process under it."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
+    children = _children()
     found, todo = {root}, [root]
     while todo:
         for pid in children.get(todo.pop(), []):
