@@ -53,6 +53,13 @@ def synthetic_uses(known: set[str]) -> list[MetricUse]:
             _rule({"expected": "hello world"}),
         ),
         ("is_included_all_json_objects", _file(".json", "cloud_file"), _file(".json")),
+        (
+            "check_file_exists",
+            {"type": "vm_command_line", "values": ["/etc", "/etc/", "/nonexistent", ""]},
+            _rule("hostname"),
+        ),
+        ("compare_highlighted_text", _file(".docx"), _file(".docx", "cloud_file")),
+        ("compare_terminal_and_txt", _file(".txt"), _rule("hello world\n")),
     ]
     return [
         MetricUse(task="synthetic", metric=name, options={}, result=result, expected=expected)

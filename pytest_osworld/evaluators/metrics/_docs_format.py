@@ -9,6 +9,7 @@ them under their registered names.
 from __future__ import annotations
 
 import re
+import zipfile
 from typing import Any
 
 from pytest_osworld.evaluators.metrics._docs_text import (
@@ -198,11 +199,40 @@ def check_highlighted_words(result: Any, expected: Any = None, **options: Any) -
     return verdict(not spans, "text equal and nothing highlighted", f"still highlighted: {short(spans)}")
 
 
+def _docx_highlighted_runs(path: str) -> set[str | None] | None:
+    """The first text of each run of a .docx's body that carries a highlight other than
+    ``none`` (what OSWorld compares), or None when the file is not a readable .docx."""
+    etree = load_module("lxml.etree")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            root = etree.fromstring(archive.read("word/document.xml"))
+    except (zipfile.BadZipFile, KeyError, OSError, etree.XMLSyntaxError):
+        return None
+    found: set[str | None] = set()
+    for run in root.iter(f"{{{_W}}}r"):
+        mark = next(run.iter(f"{{{_W}}}highlight"), None)
+        if mark is not None and mark.get(f"{{{_W}}}val") != "none":
+            text = next(run.iter(f"{{{_W}}}t"), None)
+            if text is not None:
+                found.add(text.text)
+    return found
+
+
 def compare_highlighted_text(result: Any, expected: Any = None, **options: Any) -> Score:
-    """Both .odt files have the same yellow-highlighted spans."""
+    """Both documents have the same highlighted text: for .docx, the same set of highlighted
+    runs' texts (as OSWorld reads them); for .odt, the same yellow-highlighted spans."""
     path, gold, problem = _load_pair(result, expected)
     if problem:
         return problem
+    if not path.lower().endswith(".odt"):
+        runs, gold_runs = _docx_highlighted_runs(path), _docx_highlighted_runs(gold)
+        if runs is None or gold_runs is None:
+            return failed(f"cannot read the highlights of {path if runs is None else gold} as a .docx")
+        return verdict(
+            runs == gold_runs,
+            f"{len(runs)} highlighted runs as expected",
+            f"highlighted {short(sorted(map(str, runs)))}, expected {short(sorted(map(str, gold_runs)))}",
+        )
     got, want = _highlighted_spans(path), _highlighted_spans(gold)
     return verdict(
         got == want,

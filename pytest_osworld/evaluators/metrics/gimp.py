@@ -65,7 +65,13 @@ def check_structure_sim(result: Any, expected: Any = None, **options: Any) -> Sc
 
 
 def check_file_exists(result: Any, expected: Any = None, **options: Any) -> Score:
-    """The file exists."""
+    """A file exists: ``expected`` (a file name) inside the folder ``result``, as OSWorld
+    calls it; with no ``expected``, the file ``result`` itself."""
+    if isinstance(expected, str):
+        if not result or not expected:
+            return failed("no folder or no file name to look for")
+        joined = os.path.join(str(result), expected)
+        return verdict(os.path.isfile(joined), f"{joined} exists", f"{joined} is not a file")
     path, problem = existing_file(result)
     return problem or passed(f"{path} exists")
 

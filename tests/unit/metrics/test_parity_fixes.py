@@ -7,6 +7,7 @@ Each test holds a small hand-made input on which the metric used to disagree wit
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from metric_files import check, gradient
@@ -112,3 +113,47 @@ def test_check_direct_json_object_reads_ignore_list_order_from_the_rules() -> No
     # Deliberate (docs/parity.md): OSWorld looks for the flag inside rules["expected"].
     rules = {"expected": {"m": ["a", "b"]}, "ignore_list_order": True}
     check(g.check_direct_json_object({"m": ["b", "a"]}, rules), 1, "all 1")
+
+
+def _highlighted_docx(path: Path, runs: list[tuple[str, bool]]) -> str:
+    from docx import Document
+    from docx.enum.text import WD_COLOR_INDEX
+
+    document = Document()
+    paragraph = document.add_paragraph()
+    for text, marked in runs:
+        run = paragraph.add_run(text)
+        if marked:
+            run.font.highlight_color = WD_COLOR_INDEX.YELLOW
+    document.save(str(path))
+    return str(path)
+
+
+def test_compare_highlighted_text_reads_docx_runs_as_osworld(tmp_path: Path) -> None:
+    """OSWorld compares the sets of highlighted runs' texts of two .docx files (we read only
+    .odt before, and scored every .docx pair 0)."""
+    from pytest_osworld.evaluators.metrics import docs
+
+    a = _highlighted_docx(tmp_path / "a.docx", [("Hello ", False), ("world", True)])
+    b = _highlighted_docx(tmp_path / "b.docx", [("world", True), ("world", True), ("!", False)])
+    c = _highlighted_docx(tmp_path / "c.docx", [("Hello ", True), ("world", True)])
+    plain = _highlighted_docx(tmp_path / "p.docx", [("Hello world", False)])
+    assert docs.compare_highlighted_text(a, b).value == 1.0
+    assert docs.compare_highlighted_text(plain, plain).value == 1.0
+    score = docs.compare_highlighted_text(a, c)
+    assert score.value == 0.0
+    assert "expected" in score.reason and "Hello" in score.reason
+    (tmp_path / "bad.docx").write_text("not a zip")
+    assert docs.compare_highlighted_text(str(tmp_path / "bad.docx"), a).value == 0.0
+
+
+def test_check_file_exists_joins_folder_and_name_as_osworld(tmp_path: Path) -> None:
+    """OSWorld's check_file_exists(directory, filename); a lone path still works."""
+    from pytest_osworld.evaluators.metrics import gimp
+
+    (tmp_path / "out.png").write_bytes(b"x")
+    assert gimp.check_file_exists(str(tmp_path), "out.png").value == 1.0
+    assert gimp.check_file_exists(str(tmp_path), "missing.png").value == 0.0
+    assert gimp.check_file_exists("", "out.png").value == 0.0
+    assert gimp.check_file_exists(str(tmp_path), "").value == 0.0
+    assert gimp.check_file_exists(str(tmp_path / "out.png")).value == 1.0
