@@ -1,6 +1,7 @@
 """Which tasks the end-to-end parity level runs, and how OSWorld's side receives them.
 
-OSWorld's tasks: those of ``/work/shared/osworld/examples`` (or ``$OSWORLD_EXAMPLES``)
+OSWorld's tasks: those of ``../shared/osworld/examples`` beside the repository (or
+``$OSWORLD_EXAMPLES``)
 whose ``config`` and ``evaluator`` contain no ``http://``/``https://`` URL at all (they
 fetch nothing from the web; 65 of 369). Our own tasks: ``tasks/<domain>/*.json`` with an
 ``evaluator``.
@@ -26,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 URL = re.compile(r"https?://")
-DEFAULT_EXAMPLES = Path("/work/shared/osworld/examples")
+#: OSWorld's examples in shared/ beside the clone, as CI lays them out.
+DEFAULT_EXAMPLES = Path(__file__).resolve().parent.parent.parent / "shared" / "osworld" / "examples"
+    Path(__file__).resolve().parent.parent.parent / "shared" / "osworld" / "examples"
+)  # beside the clone
 
 
 @dataclass(frozen=True)
