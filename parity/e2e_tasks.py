@@ -29,8 +29,6 @@ from typing import Any
 URL = re.compile(r"https?://")
 #: OSWorld's examples in shared/ beside the clone, as CI lays them out.
 DEFAULT_EXAMPLES = Path(__file__).resolve().parent.parent.parent / "shared" / "osworld" / "examples"
-    Path(__file__).resolve().parent.parent.parent / "shared" / "osworld" / "examples"
-)  # beside the clone
 
 
 @dataclass(frozen=True)
