@@ -99,6 +99,7 @@ def test_factory_builds_the_class_and_wraps_it(monkeypatch: pytest.MonkeyPatch) 
     module = types.ModuleType("fake_mm_agents_for_test")
     module.LikePromptAgent = LikePromptAgent  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "fake_mm_agents_for_test", module)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # gpt-* models need it (check_model_key)
     agent = osworld_factory("osworld:fake_mm_agents_for_test.LikePromptAgent")(config())
     assert isinstance(agent, OSWorldAdapter)
     inner = agent.inner
