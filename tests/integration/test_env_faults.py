@@ -79,14 +79,17 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
-def kill_desktop() -> None:
-    """SIGKILL the desktop's sandbox and wait until none of its processes runs any more.
+def kill_desktop(others: set[int]) -> None:
+    """SIGKILL the env's desktop sandbox and wait until none of its processes runs any more.
+
+    ``others`` are the sandboxes that ran before the env started: under xdist the worker
+    also holds the session's shared desktop, which must not be the one killed.
 
     The kill is asynchronous: the guest server inside can answer one more request while the
     PID namespace is torn down, so the test waits for the teardown before it steps again.
     """
-    victims = sandboxes(os.getpid())
-    assert victims, "no desktop sandbox is running under this test"
+    victims = [pid for pid in sandboxes(os.getpid()) if pid not in others]
+    assert victims, "no desktop sandbox of the env is running under this test"
     doomed = _descendants(victims[0])
     os.kill(victims[0], signal.SIGKILL)
     deadline = time.monotonic() + 20
@@ -96,11 +99,12 @@ def kill_desktop() -> None:
 
 
 def test_desktopenv_step_explains_a_killed_desktop_and_reset_recovers() -> None:
+    others = set(sandboxes(os.getpid()))
     env = DesktopEnv(action_space="pyautogui", screen_size=SCREEN, require_a11y_tree=False)
     try:
         env.reset(task_config=TASK)
         env.step("pass", pause=0)
-        kill_desktop()
+        kill_desktop(others)
         with pytest.raises(DesktopCrashed) as crashed:
             env.step(WRITE_HELLO, pause=0)
         message = str(crashed.value)
@@ -119,10 +123,11 @@ def test_gym_step_explains_a_killed_desktop_and_reset_recovers(tmp_path: Path) -
     path = tmp_path / "os" / "env-fault.json"
     path.parent.mkdir()
     path.write_text(json.dumps(TASK))
+    others = set(sandboxes(os.getpid()))
     env = DesktopGymEnv(path, screen_size=SCREEN, observation_type="screenshot")
     try:
         env.reset(seed=0)
-        kill_desktop()
+        kill_desktop(others)
         with pytest.raises(DesktopCrashed, match="sandbox ended during the task"):
             env.step(WRITE_HELLO)
         env.reset(seed=0)
