@@ -265,9 +265,11 @@ def test_a_client_error_is_not_retried(provider, provider_server, task) -> None:
 
 def test_a_timeout_is_retried(provider, provider_server, task) -> None:
     slow = recording(f"{provider.prefix}_step")
-    slow["delay"] = 2.0
+    # A 2 s timeout against a 6 s answer: the retry's quick answer must arrive within 2 s,
+    # which a heavily loaded CI machine still manages (0.5 s did not, once).
+    slow["delay"] = 6.0
     provider_server.play(slow, recording(f"{provider.prefix}_step"))
-    agent = make_agent(provider, provider_server, timeout="0.5")
+    agent = make_agent(provider, provider_server, timeout="2.0")
     agent.reset(task)
     step = agent.act(task.instruction, Observation(task.instruction, screenshot=tiny_png()))
     assert step.actions and step.actions[0].kind == "code"
