@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pytest_osworld.assets import AssetCache
 from pytest_osworld.guest_api import Guest
+from pytest_osworld.providers.base import Environment
 from pytest_osworld.task import Task
 
 #: The end of a skip reason for a task that needs the live web, with the enabling option.
@@ -34,6 +35,23 @@ class TaskContext:
     #: The DevTools endpoint of the environment's Chrome, when the provider exposes one.
     cdp_url: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def for_environment(
+        cls, task: Task, env: Environment, assets: AssetCache, work_dir: Path, network: bool = False
+    ) -> TaskContext:
+        """The context of ``task`` on a restored ``env`` (its guest, password, screen and
+        Chrome endpoint), as the pytest items and the interactive envs build it."""
+        return cls(
+            task=task,
+            guest=env.guest,
+            assets=assets,
+            work_dir=work_dir,
+            client_password=env.client_password,
+            screen_size=env.screen_size,
+            cdp_url=env.extra.get("chromium_cdp_url"),
+            network=network,
+        )
 
     def placeholders(self) -> dict[str, str]:
         """OSWorld's placeholders for ``execute``/``command`` steps and their values."""

@@ -157,14 +157,11 @@ def osworld_context(
     osworld_recorder: TaskRecorder,
 ) -> TaskContext:
     """The environment after the task's ``config`` setup steps have run."""
-    ctx = TaskContext(
-        task=osworld_task,
-        guest=osworld_env.guest,
-        assets=osworld_assets,
-        work_dir=osworld_recorder.work_dir(),
-        client_password=osworld_env.client_password,
-        screen_size=osworld_env.screen_size,
-        cdp_url=osworld_env.extra.get("chromium_cdp_url"),
+    ctx = TaskContext.for_environment(
+        osworld_task,
+        osworld_env,
+        osworld_assets,
+        osworld_recorder.work_dir(),
         network=osworld_provider.config.network,
     )
     timings = task_timings(request.node)

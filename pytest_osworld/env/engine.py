@@ -183,15 +183,8 @@ class EpisodeEngine:
             space, obs, model = self.config.results_names
             self.recorder = TaskRecorder(self.config.results_dir, space, obs, model, task.domain, task.id)
             task_work = self.recorder.work_dir()
-        ctx = TaskContext(
-            task=task,
-            guest=env.guest,
-            assets=self.assets,
-            work_dir=task_work,
-            client_password=env.client_password,
-            screen_size=env.screen_size,
-            cdp_url=env.extra.get("chromium_cdp_url"),
-            network=self.provider.config.network,
+        ctx = TaskContext.for_environment(
+            task, env, self.assets, task_work, network=self.provider.config.network
         )
         self._guarded("the setup steps", lambda: run_steps(ctx, task.config, timings=timings))
         self.context = ctx
