@@ -21,6 +21,7 @@ from .llm import (
     http_failure,
     png_base64,
     read_answer,
+    transport_failure,
     with_default_model,
 )
 
@@ -94,8 +95,8 @@ class AnthropicAgent(PromptAgent):
         if isinstance(exc, anthropic.APITimeoutError):
             return ApiFailure(True, "timed out")
         if isinstance(exc, anthropic.APIConnectionError):
-            return ApiFailure(True, f"connection failed: {exc}")
-        return None
+            return transport_failure(exc) or ApiFailure(True, f"connection failed: {exc}")
+        return transport_failure(exc)
 
 
 def claude3(config: AgentConfig) -> AnthropicAgent:

@@ -21,6 +21,7 @@ from .llm import (
     Sampling,
     Turn,
     http_failure,
+    transport_failure,
     with_default_model,
 )
 
@@ -93,15 +94,7 @@ class GeminiAgent(PromptAgent):
         if isinstance(exc, errors.APIError):
             headers = getattr(exc.response, "headers", None)
             return http_failure(exc.code, exc.message or str(exc), headers)
-        try:
-            import httpx2
-        except ImportError:  # pragma: no cover - the SDK depends on it
-            return None
-        if isinstance(exc, httpx2.TimeoutException):
-            return ApiFailure(True, "timed out")
-        if isinstance(exc, httpx2.TransportError):
-            return ApiFailure(True, f"connection failed: {exc}")
-        return None
+        return transport_failure(exc)
 
 
 def gemini(config: AgentConfig) -> GeminiAgent:

@@ -53,6 +53,7 @@ from .llm_api import (
     png_base64,
     price_for,
     read_answer,
+    transport_failure,
 )
 from .prompts import system_prompt
 
@@ -73,6 +74,7 @@ __all__ = [
     "png_base64",
     "price_for",
     "read_answer",
+    "transport_failure",
     "with_default_model",
 ]
 

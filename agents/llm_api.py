@@ -8,6 +8,7 @@ Shared by :class:`~pytest_osworld.agents.llm.PromptAgent` and each provider's ag
 from __future__ import annotations
 
 import base64
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -116,3 +117,49 @@ def http_failure(status: int | None, message: str, headers: Mapping[str, str] | 
     label = f"HTTP {status}" if status is not None else "no response"
     first_line = message.strip().splitlines()[0] if message.strip() else ""
     return ApiFailure(retryable, f"{label}: {first_line[:300]}", retry_after)
+
+
+#: Where the SDKs' HTTP stacks keep their transport exceptions: (module, timeout class,
+#: broken-connection classes). Only modules already imported are consulted: an exception
+#: cannot come from a module nobody loaded.
+TRANSPORT_ERRORS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("httpx", "TimeoutException", ("TransportError",)),
+    ("httpx2", "TimeoutException", ("TransportError",)),
+    ("httpcore", "TimeoutException", ("NetworkError", "ProtocolError")),
+    ("httpcore2", "TimeoutException", ("NetworkError", "ProtocolError")),
+)
+
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it (``__cause__``, else ``__context__``), outermost first."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 16:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def transport_failure(exc: BaseException) -> ApiFailure | None:
+    """A timeout or a broken connection anywhere in ``exc``'s chain, as a retried failure.
+
+    The SDKs wrap transport errors in their own classes, but not always (a raw
+    ``httpcore2.ReadTimeout`` has been seen to escape one under heavy load), and a
+    wrapped one may hide a timeout under a "connection error". So the whole chain is
+    looked at, timeouts first: a timeout is reported as one whatever wraps it.
+    """
+    timeouts: list[type[BaseException]] = [TimeoutError]
+    broken: list[type[BaseException]] = [ConnectionError]
+    for module_name, timeout_name, broken_names in TRANSPORT_ERRORS:
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        timeouts.append(getattr(module, timeout_name))
+        broken.extend(getattr(module, name) for name in broken_names)
+    chain = _exception_chain(exc)
+    if any(isinstance(link, tuple(timeouts)) for link in chain):
+        return ApiFailure(True, "timed out")
+    for link in chain:
+        if isinstance(link, tuple(broken)):
+            return ApiFailure(True, f"connection failed: {type(link).__name__}: {link}")
+    return None

@@ -28,6 +28,7 @@ from .llm import (
     http_failure,
     png_base64,
     read_answer,
+    transport_failure,
     with_default_model,
 )
 
@@ -112,8 +113,8 @@ class OpenAIAgent(PromptAgent):
         if isinstance(exc, openai.APITimeoutError):
             return ApiFailure(True, "timed out")
         if isinstance(exc, openai.APIConnectionError):
-            return ApiFailure(True, f"connection failed: {exc}")
-        return None
+            return transport_failure(exc) or ApiFailure(True, f"connection failed: {exc}")
+        return transport_failure(exc)
 
 
 def _completion_of(response: Any) -> Completion:
