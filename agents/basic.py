@@ -34,7 +34,8 @@ class ReplayAgent:
         if task.solution is None:
             raise AgentFailure(
                 f"task {task.nodename} has no 'solution' to replay; "
-                "use another --agent or add a reference solution to the task file"
+                "use another --agent, add a reference solution to the task file, or give one "
+                "in a file named by --solutions"
             )
         self._pending = [action_from_json(item) for item in task.solution]
 

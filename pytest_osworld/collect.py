@@ -45,6 +45,7 @@ from pytest_osworld.runner import (
 )
 from pytest_osworld.settings import SETTINGS_KEY, Settings
 from pytest_osworld.setup_steps import SETUP_STEPS
+from pytest_osworld.solutions import SOLUTIONS_KEY, with_solution
 from pytest_osworld.task import Task, load_task, looks_like_task
 from pytest_osworld.timings import TIMINGS_KEY, TaskTimings, task_timings
 
@@ -100,7 +101,7 @@ class TaskFile(pytest.File):
     def collect(self) -> list[TaskItem]:
         """Load, validate and name-check the task; errors become a collection error."""
         try:
-            task = load_task(self.path)
+            task = with_solution(load_task(self.path), self.config.stash.get(SOLUTIONS_KEY, {}))
             check_names(task)
         except TaskFileError as exc:
             raise self.CollectError(f"invalid OSWorld task file {exc}") from exc
@@ -180,6 +181,8 @@ def rerun_command(task: Task, settings: Settings) -> str:
         parts.append(f"--model={settings.model}")
     if settings.provider != "local":
         parts.append(f"--provider={settings.provider}")
+    if settings.solutions:
+        parts.append(f"--solutions={settings.solutions}")
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -279,6 +282,7 @@ def provenance(task: Task, settings: Settings, provider: str, image: str | None 
         "max_steps": settings.max_steps,
         "observation_type": settings.observation_type,
         "action_space": settings.action_space,
+        "solutions": str(settings.solutions) if settings.solutions else None,
     }
 
 

@@ -61,6 +61,7 @@ from pytest_osworld.selection import (  # noqa: F401
     pytest_ignore_collect,
 )
 from pytest_osworld.settings import SETTINGS_KEY, Settings, add_options, resolve
+from pytest_osworld.solutions import SOLUTIONS_KEY, load_solutions
 from pytest_osworld.terminal import (  # noqa: F401
     StepProgress,
     SummaryPlugin,
@@ -128,6 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = with_results_dir(settings, Path(workerinput["osworld_results_dir"]))
     config.stash[SETTINGS_KEY] = settings
     config.stash[KNOWN_BROKEN_KEY] = load_known_broken(settings.known_broken)
+    config.stash[SOLUTIONS_KEY] = load_solutions(settings.solutions)
     if settings.agent and ":" not in settings.agent and settings.agent not in AGENTS:
         suggestion = AGENTS.suggest(settings.agent)
         hint = f"did you mean {suggestion!r}? " if suggestion else ""

@@ -178,6 +178,13 @@ OPTIONS: tuple[Option, ...] = (
         "file of known-broken tasks ('<task id>: reason' per line), run as strict xfail",
         metavar="FILE",
     ),
+    Option(
+        "solutions",
+        "--solutions",
+        "osworld_solutions",
+        "JSON file of reference solutions by task path ('os/<id>.json'), played by --agent=replay",
+        metavar="FILE",
+    ),
 )
 
 
@@ -200,6 +207,7 @@ class Settings:
     offline: bool
     manifest: Path | None
     known_broken: Path | None
+    solutions: Path | None = None
     repeat: int = 1
     skip_done: bool = False
     rescore: Path | None = None
@@ -214,7 +222,8 @@ class Settings:
             f"observation={self.observation_type} actions={self.action_space} "
             f"max_steps={self.max_steps} pass>={self.pass_threshold:g}"
             + (" offline" if self.offline else ""),
-            f"osworld: results={self.results_dir} asset_cache={self.asset_cache}",
+            f"osworld: results={self.results_dir} asset_cache={self.asset_cache}"
+            + (f" solutions={self.solutions}" if self.solutions else ""),
         ]
 
 
@@ -351,6 +360,16 @@ def resolve(config: pytest.Config) -> Settings:
                 problem="no such file",
             )
         )
+    solutions = Path(values["solutions"]) if values["solutions"] else None
+    if solutions is not None and not solutions.is_file():
+        raise pytest.UsageError(
+            BAD_VALUE.format(
+                name="--solutions",
+                value=str(solutions),
+                source=sources["solutions"],
+                problem="no such file",
+            )
+        )
     return Settings(
         agent=values["agent"] or None,
         agent_args=get("agent_args", _pairs, "expected key=value"),
@@ -373,6 +392,7 @@ def resolve(config: pytest.Config) -> Settings:
         offline=bool(values["offline"]),
         manifest=manifest,
         known_broken=known,
+        solutions=solutions,
         repeat=get("repeat", _positive_int, "expected a positive whole number"),
         skip_done=bool(values["skip_done"]),
         rescore=Path(values["rescore"]) if values["rescore"] else None,

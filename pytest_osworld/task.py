@@ -161,6 +161,11 @@ def parse_task(data: object, path: Path, sha256: str, domain: str) -> Task:
     )
 
 
+def validate_solution(value: Any, path: str, json_path: str) -> tuple[str | dict[str, Any], ...]:
+    """A reference solution checked as in a task file; a :class:`TaskFileError` if malformed."""
+    return _Validator(path).solution(value, json_path)
+
+
 class _Validator:
     """Type checks that raise :class:`TaskFileError` with the JSON path."""
 
