@@ -2,14 +2,24 @@
 
 Runs ``pytest tasks --agent=replay`` and ``pytest tasks --agent=noop`` and reads their
 JUnit reports: replay must score 1 on every task (infeasible tasks by saying FAIL) and
-noop must score 0 on every task, with no errors and no skips. Extra pytest arguments
-(such as ``-n 2``) are passed through. Exits non-zero, listing the offenders, otherwise.
+noop must score 0 on every task, with no errors and no skips.
+
+Where OSWorld's examples are at hand (``../shared/osworld/examples``, or the folder in
+``OSWORLD_EXAMPLES``), the OSWorld tasks named in ``tasks/osworld_solutions.json`` and
+``tasks/osworld_known_broken.txt`` are checked the same way, unchanged: replay with
+``--solutions`` must score 1 (a known-broken task must stay a strict xfail), and noop must
+score 0 on every one of them, known-broken ones included.
+
+Extra pytest arguments (such as ``-n 2``) are passed through. Exits non-zero, listing the
+offenders, otherwise.
 
     .venv/bin/python scripts/selfcheck.py -n 2
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -17,19 +27,24 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "tasks" / "osworld_solutions.json"
+KNOWN_BROKEN = ROOT / "tasks" / "osworld_known_broken.txt"
+
+#: Outcome and score of each test id, from a JUnit report.
+Results = dict[str, tuple[str, float | None]]
 
 
-def run(agent: str, extra: list[str], workdir: Path) -> dict[str, tuple[str, float | None]]:
-    """Run the suite with ``agent``; return {test id: (outcome, score)} from its JUnit report."""
-    junit = workdir / f"{agent}.xml"
+def run(label: str, agent: str, targets: list[str], extra: list[str], workdir: Path) -> Results:
+    """Run pytest with ``agent`` on ``targets``; return {test id: (outcome, score)}."""
+    junit = workdir / f"{label}.xml"
     command = [
         sys.executable,
         "-m",
         "pytest",
-        "tasks",
+        *targets,
         f"--agent={agent}",
         f"--junitxml={junit}",
-        f"--results-dir={workdir / agent}",
+        f"--results-dir={workdir / label}",
         "-p",
         "no:cacheprovider",
         "-q",
@@ -38,15 +53,16 @@ def run(agent: str, extra: list[str], workdir: Path) -> dict[str, tuple[str, flo
     print("+", " ".join(command), flush=True)
     subprocess.run(command, cwd=ROOT, check=False)
     if not junit.is_file():
-        raise SystemExit(f"selfcheck: pytest wrote no JUnit report for --agent={agent}")
-    results: dict[str, tuple[str, float | None]] = {}
+        raise SystemExit(f"selfcheck: pytest wrote no JUnit report for {label}")
+    results: Results = {}
     for case in ET.parse(junit).getroot().iter("testcase"):
         name = f"{case.get('classname')}::{case.get('name')}"
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        skipped = case.find("skipped")
         if case.find("error") is not None:
             outcome = "error"
-        elif case.find("skipped") is not None:
-            outcome = "skipped"
+        elif skipped is not None:
+            outcome = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
         elif case.find("failure") is not None:
             outcome = "failed"
         else:
@@ -56,28 +72,67 @@ def run(agent: str, extra: list[str], workdir: Path) -> dict[str, tuple[str, flo
     return results
 
 
-def main(argv: list[str]) -> int:
-    """Run both agents and check every task's score; print a verdict."""
-    with tempfile.TemporaryDirectory(prefix="osworld-selfcheck-") as tmp:
-        replay = run("replay", argv, Path(tmp))
-        noop = run("noop", argv, Path(tmp))
+def osworld_examples() -> Path | None:
+    """OSWorld's examples folder, if it is on this machine."""
+    folder = Path(os.environ.get("OSWORLD_EXAMPLES", ROOT.parent / "shared" / "osworld" / "examples"))
+    return folder if folder.is_dir() else None
+
+
+def osworld_targets(examples: Path) -> list[str]:
+    """The OSWorld task files with a solution or a known-broken entry."""
+    files = {str(examples / key) for key in json.loads(SOLUTIONS.read_text())}
+    for line in KNOWN_BROKEN.read_text().splitlines():
+        task_id = line.split("#", 1)[0].partition(":")[0].strip()
+        if task_id:
+            files.update(str(path) for path in examples.glob(f"*/{task_id}.json"))
+    return sorted(files)
+
+
+def check(label: str, replay: Results, noop: Results) -> list[str]:
+    """Replay scores 1 (or is a known-broken xfail); noop scores 0; both saw the same tasks."""
     problems = [
-        f"replay {name}: {outcome}, score {score}"
+        f"{label} replay {name}: {outcome}, score {score}"
         for name, (outcome, score) in replay.items()
-        if outcome != "passed" or score != 1.0
+        if not (outcome == "passed" and score == 1.0) and outcome != "xfailed"
     ]
     problems += [
-        f"noop {name}: {outcome}, score {score}"
+        f"{label} noop {name}: {outcome}, score {score}"
         for name, (outcome, score) in noop.items()
         if outcome != "failed" or score != 0.0
     ]
     if not replay or set(replay) != set(noop):
-        problems.append(f"the runs saw different or no tasks ({len(replay)} vs {len(noop)})")
+        problems.append(f"{label}: the runs saw different or no tasks ({len(replay)} vs {len(noop)})")
     print(
-        f"selfcheck: {len(replay)} tasks; replay scored 1 on "
-        f"{sum(1 for o, s in replay.values() if o == 'passed' and s == 1.0)}, noop scored 0 on "
+        f"selfcheck: {label}: {len(replay)} tasks; replay scored 1 on "
+        f"{sum(1 for o, s in replay.values() if o == 'passed' and s == 1.0)} "
+        f"({sum(1 for o, _ in replay.values() if o == 'xfailed')} known broken), noop scored 0 on "
         f"{sum(1 for o, s in noop.values() if o == 'failed' and s == 0.0)}"
     )
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    """Run both agents on our tasks and on OSWorld's solved ones; print a verdict."""
+    with tempfile.TemporaryDirectory(prefix="osworld-selfcheck-") as tmp:
+        work = Path(tmp)
+        problems = check(
+            "tasks",
+            run("replay", "replay", ["tasks"], argv, work),
+            run("noop", "noop", ["tasks"], argv, work),
+        )
+        examples = osworld_examples()
+        if examples is None:
+            print("selfcheck: OSWorld's examples are not here; its solved tasks are not checked")
+        else:
+            targets = osworld_targets(examples)
+            replay = run(
+                "osworld-replay",
+                "replay",
+                targets,
+                [f"--solutions={SOLUTIONS}", f"--known-broken={KNOWN_BROKEN}", *argv],
+                work,
+            )
+            problems += check("osworld", replay, run("osworld-noop", "noop", targets, argv, work))
     for problem in problems:
         print(f"selfcheck: {problem}")
     return 1 if problems else 0
