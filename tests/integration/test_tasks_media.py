@@ -47,7 +47,7 @@ WRONG = [
         "vlc/b0706da9-75b5-49c3-829f-0f7a1aa006b3.json",
         1,
         "import time\npyautogui.press('escape')\ntime.sleep(2)",
-        "closes the Video menu without choosing Fullscreen",
+        "presses Escape instead of VLC's fullscreen key",
     ),
     (
         "vlc/d2f6e852-5d95-4782-a8e5-d4d66c1dc33b.json",
