@@ -340,36 +340,19 @@ def resolve(config: pytest.Config) -> Settings:
         # is the common folder of the paths given, which would put results inside a task tree.
         started_in = Path(config.invocation_params.dir)
         results_dir = started_in / "results" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    manifest = Path(values["manifest"]) if values["manifest"] else None
-    if manifest is not None and not manifest.is_file():
-        raise pytest.UsageError(
-            BAD_VALUE.format(
-                name="--manifest",
-                value=str(manifest),
-                source=sources["manifest"],
-                problem="no such file",
+
+    def existing_file(dest: str, flag: str) -> Path | None:
+        """The file an option names, or None when unset; a usage error if it is missing."""
+        path = Path(values[dest]) if values[dest] else None
+        if path is not None and not path.is_file():
+            raise pytest.UsageError(
+                BAD_VALUE.format(name=flag, value=str(path), source=sources[dest], problem="no such file")
             )
-        )
-    known = Path(values["known_broken"]) if values["known_broken"] else None
-    if known is not None and not known.is_file():
-        raise pytest.UsageError(
-            BAD_VALUE.format(
-                name="--known-broken",
-                value=str(known),
-                source=sources["known_broken"],
-                problem="no such file",
-            )
-        )
-    solutions = Path(values["solutions"]) if values["solutions"] else None
-    if solutions is not None and not solutions.is_file():
-        raise pytest.UsageError(
-            BAD_VALUE.format(
-                name="--solutions",
-                value=str(solutions),
-                source=sources["solutions"],
-                problem="no such file",
-            )
-        )
+        return path
+
+    manifest = existing_file("manifest", "--manifest")
+    known = existing_file("known_broken", "--known-broken")
+    solutions = existing_file("solutions", "--solutions")
     return Settings(
         agent=values["agent"] or None,
         agent_args=get("agent_args", _pairs, "expected key=value"),
