@@ -27,7 +27,11 @@ Options read from ``ProviderConfig.options`` (all strings):
 ``rebuild_template``
     ``1`` to rebuild the template even when a built one exists;
 ``python``
-    the interpreter that runs the guest server inside the sandbox (default: this one).
+    the interpreter that runs the guest server inside the sandbox (default: this one);
+``timezone``
+    the desktop's time zone at every restore, an IANA name (default
+    :data:`DEFAULT_TIMEZONE`, the same on every host so that scores do not depend on
+    where the run happens). ``timedatectl`` in the desktop reports and changes it.
 
 This module owns the options and the provider's lifecycle (start, restore, stop, one
 sandbox session at a time). The pieces live beside it: the bwrap command line and session
@@ -112,6 +116,11 @@ __all__ = [
 UNIX_PATH_MAX = 107
 #: Host programs the desktop cannot start without.
 REQUIRED_PROGRAMS = ("bwrap", "Xvfb", "openbox", "dbus-daemon", "socat", "wmctrl")
+#: The desktop's time zone unless ``timezone`` says otherwise. Not UTC: OSWorld's
+#: ``os/b6781586`` asks the agent to set UTC+0, which must not already hold.
+DEFAULT_TIMEZONE = "Asia/Hong_Kong"
+#: Where the time zones a desktop can be set to are.
+ZONEINFO = Path("/usr/share/zoneinfo")
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,7 @@ class LocalOptions:
     template_timeout: float = 600.0
     rebuild_template: bool = False
     python: str = sys.executable
+    timezone: str = DEFAULT_TIMEZONE
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> LocalOptions:
@@ -136,6 +146,7 @@ class LocalOptions:
             "template_timeout",
             "rebuild_template",
             "python",
+            "timezone",
         }
         if unknown:
             raise ValueError(f"unknown local provider option(s): {', '.join(sorted(unknown))}")
@@ -158,7 +169,19 @@ class LocalOptions:
             template_timeout=seconds("template_timeout", 600.0),
             rebuild_template=options.get("rebuild_template", "0").lower() in ("1", "true", "yes"),
             python=options.get("python") or sys.executable,
+            timezone=_time_zone(options.get("timezone") or DEFAULT_TIMEZONE),
         )
+
+
+def _time_zone(name: str) -> str:
+    """``name`` if it is an installed IANA time zone, else ``ValueError`` saying what to do."""
+    path = ZONEINFO / name
+    if name.startswith("/") or ".." in Path(name).parts or not path.is_file():
+        raise ValueError(
+            f"local provider option timezone={name!r}: not a time zone installed in {ZONEINFO} "
+            "(use an IANA name such as Europe/Berlin or Etc/UTC; `timedatectl list-timezones` lists them)"
+        )
+    return name
 
 
 @dataclass
@@ -329,7 +352,12 @@ class LocalProvider(Provider):
             home=None,
             template=str(self._template),
             network=self.config.network,
-            env=sandbox_env(self.options.python, self.config.screen_size, with_template=True),
+            env=sandbox_env(
+                self.options.python,
+                self.config.screen_size,
+                with_template=True,
+                timezone=self.options.timezone,
+            ),
             etc_dir=str(assert_work / "etc"),
             command=["/bin/bash", str(DESKTOP_DIR / "session.sh")],
         )

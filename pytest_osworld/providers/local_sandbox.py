@@ -129,8 +129,15 @@ def bwrap_argv(
     return [*argv, *command]
 
 
-def sandbox_env(python: str, screen: tuple[int, int], with_template: bool) -> dict[str, str]:
-    """The environment variables of the desktop session."""
+#: The desktop's time zone: a symlink into the zoneinfo folder that ``session.sh`` makes
+#: and the ``timedatectl`` stand-in changes; the sandbox's ``/run`` is fresh at every restore.
+SANDBOX_LOCALTIME = "/run/timezone/localtime"
+
+
+def sandbox_env(
+    python: str, screen: tuple[int, int], with_template: bool, timezone: str = "Etc/UTC"
+) -> dict[str, str]:
+    """The environment variables of the desktop session, whose time zone is ``timezone``."""
     env = {
         "HOME": SANDBOX_HOME,
         "USER": "user",
@@ -138,7 +145,10 @@ def sandbox_env(python: str, screen: tuple[int, int], with_template: bool) -> di
         "SHELL": "/bin/bash",
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
-        "TZ": os.environ.get("TZ", "UTC"),
+        # glibc reads the zone from this file (a leading colon means a path), so a zone set
+        # with timedatectl holds for every program started after it, as on Ubuntu.
+        "TZ": f":{SANDBOX_LOCALTIME}",
+        "OSWORLD_TIMEZONE": timezone,
         "PATH": f"{DESKTOP_DIR / 'bin'}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
         "DISPLAY": ":0",
         "XDG_RUNTIME_DIR": f"/run/user/{SANDBOX_UID}",

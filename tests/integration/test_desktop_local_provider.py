@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import pytest
 
+from pytest_osworld.evaluators.metrics.basic_os import is_utc_0
 from pytest_osworld.providers.base import Environment, ProviderConfig
 from pytest_osworld.providers.local import LocalProvider
 
@@ -166,6 +167,34 @@ APPS = {
 
 def _app_names(xml: str) -> str:
     return " ".join(part.split('"', 1)[0] for part in xml.split('<application name="')[1:])
+
+
+def test_time_zone_is_the_providers_and_timedatectl_changes_it_until_the_next_restore(provider):
+    env = provider.restore("init_state")
+    run = lambda command: env.guest.execute(command, shell=True)  # noqa: E731
+    status = run("timedatectl status").output.splitlines()
+    # OSWorld's is_utc_0 reads the fourth line of systemd's layout.
+    assert status[3] == f"{'Time zone':>25}: Asia/Hong_Kong (HKT, +0800)"
+    assert run("date +%z").output.strip() == "+0800"
+    assert is_utc_0("\n".join(status)).value == 0.0
+    denied = run("timedatectl set-timezone Etc/UTC")
+    assert (denied.returncode, denied.error.strip()) == (1, "Failed to set time zone: Access denied")
+    bad = run("echo password | sudo -S timedatectl set-timezone Mars/Olympus_Mons")
+    assert bad.returncode == 1 and "Invalid or not installed time zone 'Mars/Olympus_Mons'" in bad.error
+    assert run("echo password | sudo -S timedatectl set-timezone Etc/UTC").returncode == 0
+    # Programs started afterwards see the new zone, as on Ubuntu.
+    assert run("date +%z").output.strip() == "+0000"
+    assert is_utc_0(run("timedatectl status").output).value == 1.0
+    assert "Europe/Berlin" in run("timedatectl list-timezones").output.split()
+    again = provider.restore("init_state")
+    assert again.guest.execute(["date", "+%z"]).output.strip() == "+0800"
+
+
+def test_an_unknown_time_zone_option_is_refused_before_start():
+    with pytest.raises(ValueError, match=r"timezone='Mars/Base'.*timedatectl list-timezones"):
+        LocalProvider.check_options({"timezone": "Mars/Base"})
+    with pytest.raises(ValueError, match="not a time zone"):
+        LocalProvider.check_options({"timezone": "../../etc/passwd"})
 
 
 @pytest.mark.parametrize("app", sorted(APPS))

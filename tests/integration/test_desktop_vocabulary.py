@@ -6,6 +6,7 @@ HTTP server on the host (the asset cache fetches them, the step uploads them).
 
 from __future__ import annotations
 
+import datetime as dt
 import http.server
 import json
 import threading
@@ -347,18 +348,16 @@ def test_office_getters(make_ctx) -> None:
         get(ctx, "audio_in_slide", ppt_file_path="/home/user/d.pptx", slide_index=0, dest="a.mp3")
 
 
-def test_relative_time_uses_the_environment_clock(make_ctx) -> None:
+def test_relative_time_uses_the_environment_clock_in_its_own_time_zone(make_ctx) -> None:
     ctx = make_ctx()
     rules = get(
         ctx,
         "rule_relativeTime",
         rules={"relativeTime": {"from": "tomorrow"}, "expected": {"time": "{Year}-{Month0D}-{Day0D}"}},
     )
-    stamp = int(ctx.guest.execute(["date", "+%s"]).output)
-    import datetime as dt
-
-    tomorrow = dt.datetime.fromtimestamp(stamp, tz=dt.UTC).date() + dt.timedelta(days=1)
-    assert rules["expected"]["time"] == tomorrow.isoformat()
+    # The desktop's own date (its zone is not UTC), as OSWorld's VM-side now() gives.
+    local_today = dt.date.fromisoformat(ctx.guest.execute(["date", "+%F"]).output.strip())
+    assert rules["expected"]["time"] == (local_today + dt.timedelta(days=1)).isoformat()
 
 
 #: A store page served for every path by :data:`STORE_SERVER` inside the desktop.

@@ -35,15 +35,21 @@ NUMBERS = {
 
 
 def environment_now(ctx: TaskContext, timezone: str | None) -> dt.datetime:
-    """The environment's current time, in ``timezone`` if given."""
-    result = ctx.guest.execute(["date", "+%s"])
-    try:
-        stamp = int(result.output.strip())
-    except ValueError:
+    """The environment's current time, in ``timezone`` if given, else in its own time zone.
+
+    Without a ``timezone``, "today" is the environment's local date, as OSWorld's
+    ``datetime.now().astimezone()`` on its VM gives.
+    """
+    result = ctx.guest.execute(["date", "+%s %z"])
+    match = re.fullmatch(r"(\d+) ([+-])(\d\d)(\d\d)", result.output.strip())
+    if match is None:
         raise GetterError(
-            f"rule_relativeTime: cannot read the environment's clock ({result.error.strip()})"
-        ) from None
-    now = dt.datetime.fromtimestamp(stamp, tz=dt.UTC)
+            f"rule_relativeTime: cannot read the environment's clock "
+            f"({(result.error or result.output).strip()!r})"
+        )
+    sign = 1 if match[2] == "+" else -1
+    offset = dt.timedelta(hours=int(match[3]), minutes=int(match[4])) * sign
+    now = dt.datetime.fromtimestamp(int(match[1]), tz=dt.timezone(offset))
     return now.astimezone(ZoneInfo(timezone)) if timezone else now
 
 

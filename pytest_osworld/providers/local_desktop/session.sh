@@ -8,7 +8,8 @@
 #
 # Environment (set by the provider): HOME, DISPLAY, XDG_RUNTIME_DIR, OSWORLD_CTL (the
 # bind-mounted control dir), OSWORLD_TEMPLATE (the home template, read-only),
-# OSWORLD_SCREEN (WxH), OSWORLD_GUEST_PYTHON (interpreter with pytest_osworld).
+# OSWORLD_SCREEN (WxH), OSWORLD_GUEST_PYTHON (interpreter with pytest_osworld),
+# OSWORLD_TIMEZONE (the IANA time zone).
 set -u
 umask 022
 log() { echo "session: $*" >&2; }
@@ -18,6 +19,8 @@ if [ -d "${OSWORLD_TEMPLATE:-}" ]; then
 fi
 touch "$HOME/.Xauthority"           # python-xlib refuses to connect without it
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+# The time zone: $TZ names this symlink; the timedatectl stand-in re-points it.
+mkdir -p /run/timezone && ln -sfn "/usr/share/zoneinfo/${OSWORLD_TIMEZONE:-Etc/UTC}" /run/timezone/localtime
 
 # Xvfb writes the display number to fd 3 once it accepts connections.
 mkfifo /tmp/.xready
