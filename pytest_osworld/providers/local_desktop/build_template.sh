@@ -132,6 +132,16 @@ MIME
 # default by majority either (it registers for all of them).
 for t in 3gp 3gpp2 avi divx dv fli flv mp2t mp4v-es mpeg-system msvideo vnd.divx vnd.mpegurl vnd.rn-realvideo x-anim x-avi x-flc x-fli x-m4v x-mpeg x-mpeg-system x-mpeg2 x-ms-asf x-ms-asf-plugin x-ms-asx x-ms-wm x-ms-wmv x-ms-wmx x-ms-wvx x-nsv x-ogm x-ogm+ogg x-theora x-theora+ogg; do echo "video/$t=chromium.desktop"; done >>"$HOME/.config/mimeapps.list"
 
+# --- Sound: PulseAudio starts on demand (OSWorld's evaluators run `pulseaudio --start`;
+# clients autospawn it) with only a null output, since the sandbox has no sound card. Its
+# volume starts at 40%, a level a user would call too low, not at the maximum that
+# os/28cc3b7e ("turn the volume up to the max") asks for.
+mkdir -p "$HOME/.config/pulse"
+cat >"$HOME/.config/pulse/default.pa" <<'PA'
+.include /etc/pulse/default.pa
+set-sink-volume @DEFAULT_SINK@ 26214
+PA
+
 # Nothing of this build's own runtime state belongs in the template.
 rm -rf "$HOME/.cache/"* /tmp/* 2>/dev/null || true
 log "done: $(du -sh "$HOME" | cut -f1)"

@@ -37,6 +37,10 @@ DBUS_SESSION_BUS_ADDRESS=$(dbus-daemon --session --fork --nopidfile --print-addr
 export DBUS_SESSION_BUS_ADDRESS
 /usr/libexec/at-spi-bus-launcher --launch-immediately &
 gsettings set org.gnome.desktop.interface toolkit-accessibility true 2>/dev/null
+# Sound: the first client starts PulseAudio (a null output; the home template's
+# pulse/default.pa sets its starting volume). Debian's client.conf.d links this file,
+# which its init script writes on systems without a systemd user session.
+echo "autospawn = yes" >/run/pulseaudio-enable-autospawn
 # The window manager is supervised: should openbox exit (it has been seen to die at start
 # on a loaded machine), it is started again, so /health's "wm" check does not hang forever.
 (
