@@ -137,10 +137,12 @@ WRONG = [
     ),
     (
         "multi_apps/f79fbe9c-fe60-4ec3-8144-268bf0c2f3b7.json",
-        3,
-        "import time\npyautogui.hotkey('ctrl', 'a')\n"
-        "pyautogui.write('/home/user/Documents/finance/budget_q3.csv', interval=0.02)\ntime.sleep(0.7)\n"
-        "pyautogui.press('enter')\ntime.sleep(2.5)",
+        2,
+        "from pytest_osworld.guest.waits import wait_file, wait_window, wait_window_gone\n"
+        "wait_window(title='Save Attachment', activate=True)\npyautogui.hotkey('ctrl', 'a')\n"
+        "pyautogui.write('/home/user/Documents/finance/budget_q3.csv', interval=0.02)\n"
+        "pyautogui.press('enter')\nwait_file('/home/user/Documents/finance/budget_q3.csv')\n"
+        "wait_window_gone(title='Save Attachment')",
         "keeps the attachment's own name instead of budget_2024_q3.csv",
     ),
     (
