@@ -52,8 +52,10 @@ WRONG = [
     (
         "vlc/d2f6e852-5d95-4782-a8e5-d4d66c1dc33b.json",
         2,
-        "import time\npyautogui.click(1038, 692)\ntime.sleep(1)\npyautogui.hotkey('ctrl', 'a')\n"
-        "pyautogui.press('backspace')\npyautogui.write('/home/user/Videos', interval=0.05)\ntime.sleep(1)",
+        "from pytest_osworld.guest.waits import wait_window, window_geometry\n"
+        "x, y, width, height = window_geometry(wait_window(title='Simple Preferences').window_id)\n"
+        "pyautogui.click(x + 476, y + 502)\npyautogui.hotkey('ctrl', 'a')\n"
+        "pyautogui.write('/home/user/Videos', interval=0.02)\npyautogui.press('tab')",
         "saves the parent folder instead of Videos/Recordings",
     ),
     (
