@@ -54,8 +54,8 @@ from pytest_osworld.preflight import check_provider_args
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.selection import (  # noqa: F401
     KNOWN_BROKEN_KEY,
-    _load_manifest,
     load_known_broken,
+    load_manifest,
     pytest_collect_file,
     pytest_collection_modifyitems,
     pytest_ignore_collect,

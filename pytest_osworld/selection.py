@@ -101,7 +101,11 @@ def pytest_collect_file(
     return TaskFile.from_parent(parent, path=file_path)
 
 
-def _load_manifest(path: Path) -> set[tuple[str, str]]:
+def load_manifest(path: Path) -> set[tuple[str, str]]:
+    """The (domain, task id) pairs an OSWorld manifest (``{"domain": [ids]}``) lists.
+
+    An unreadable or malformed file is a ``pytest.UsageError`` naming it.
+    """
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
@@ -118,7 +122,7 @@ def pytest_collection_modifyitems(
     """Apply ``--manifest``, ``--skip-done`` and ``--known-broken``; check the run if it has tasks."""
     settings = config.stash[SETTINGS_KEY]
     if settings.manifest is not None:
-        wanted = _load_manifest(settings.manifest)
+        wanted = load_manifest(settings.manifest)
         keep, drop = [], []
         for item in items:
             if isinstance(item, TaskItem) and (item.task.domain, item.task.id) not in wanted:
