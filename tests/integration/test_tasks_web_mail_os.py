@@ -111,22 +111,31 @@ WRONG = [
     (
         "thunderbird/c3735e5e-52ef-42ba-b424-c1cb400b81d2.json",
         7,
-        "import time\npyautogui.click(1169, 500)\ntime.sleep(0.5)\n"
-        "pyautogui.write('billing@cloudhost.com', interval=0.03)\ntime.sleep(0.5)",
+        "from pytest_osworld.guest.waits import find_elements, wait_element\n"
+        "row = wait_element('list-item', 'From contains', partial=True, app='Thunderbird', stable=True)\n"
+        "value = [e for e in find_elements('entry', app='Thunderbird') if row.y <= e.y < row.y + row.height][0]\n"
+        "pyautogui.click(*value.center)\n"
+        "wait_element('entry', value.name, state='focused', app='Thunderbird')\n"
+        "pyautogui.write('billing@cloudhost.com', interval=0.03)",
         "filters on the wrong sender address",
     ),
     (
         "thunderbird/4b46630c-12ae-47c1-9803-effaa7699866.json",
         1,
-        "import time\npyautogui.hotkey('ctrl', 'shift', 'k')\ntime.sleep(1)\n"
-        "pyautogui.write('Dev Weekly #213', interval=0.03)\ntime.sleep(2)",
+        "from pytest_osworld.guest.waits import wait_element_gone\n"
+        "pyautogui.write('Dev Weekly #213', interval=0.03)\n"
+        "wait_element_gone('list-item', 'Dev Weekly #212', partial=True, app='Thunderbird')",
         "deletes only one of the two newsletters",
     ),
     (
         "thunderbird/9f15591a-7b85-41be-8fef-dcf269db7364.json",
-        4,
-        "import time\npyautogui.click(562, 376)\ntime.sleep(0.5)\npyautogui.hotkey('ctrl', 'a')\n"
-        "pyautogui.write('5')\ntime.sleep(0.3)\npyautogui.press('tab')\ntime.sleep(1.5)",
+        3,
+        "from pytest_osworld.guest.waits import click_element, wait_element, wait_until\n"
+        "click_element('spin-button', 'After displaying for seconds', state='enabled', app='Thunderbird')\n"
+        "wait_element('spin-button', 'After displaying for seconds', state='focused', app='Thunderbird')\n"
+        "pyautogui.hotkey('ctrl', 'a')\npyautogui.write('5')\npyautogui.press('tab')\n"
+        "prefs = os.path.expanduser('~/.thunderbird/q7m3xk2p.default-release/prefs.js')\n"
+        "wait_until(lambda: 'mark_message_read.delay\", true' in open(prefs).read(), 15, what='the delay saved')",
         "waits 5 seconds instead of 3",
     ),
     (
