@@ -39,8 +39,20 @@ WRONG = [
     (
         "vlc/f2d5b4cc-afda-4d80-a568-aae6e92c80fc.json",
         1,
-        "import time\npyautogui.write('/home/user/Videos/morning_walk.mp4', interval=0.04)\n"
-        "time.sleep(1)\npyautogui.press('enter')\ntime.sleep(4)",
+        "import subprocess\n"
+        "from pytest_osworld.guest.waits import wait_until, wait_window,"
+        " wait_window_gone\n"
+        "dialog = wait_window(title='Select one or more files to open', activate=True)\n"
+        "def active():\n"
+        "    out = subprocess.run(['xdotool', 'getactivewindow'], capture_output=True,"
+        " text=True).stdout.strip()\n"
+        "    return out.isdigit() and int(out) == dialog.window_id\n"
+        "wait_until(active, 10, what='the Open File dialog focused')  # its File name"
+        " field has the focus\n"
+        "pyautogui.write('/home/user/Videos/morning_walk.mp4', interval=0.02)\n"
+        "pyautogui.press('enter')\n"
+        "wait_window_gone(title='Select one or more files to open')\n"
+        "wait_window(title='morning_walk.mp4 - VLC media player')  # VLC plays it",
         "reopens the clip that was already playing",
     ),
     (
@@ -67,39 +79,82 @@ WRONG = [
     (
         "gimp/77cfcc62-16bc-47b9-948d-9e2964edd0fd.json",
         1,
-        "import time\npyautogui.write('500', interval=0.05)\npyautogui.press('tab')\ntime.sleep(1)",
+        "from pytest_osworld.guest.waits import find_elements, wait_element, wait_until,"
+        " wait_window\n"
+        "wait_window(title='Scale Image')\n"
+        "width = wait_element('spin-button', state='focused', app='gimp')  # Width, its"
+        " text selected\n"
+        "pyautogui.write('500', interval=0.02)\n"
+        "pyautogui.press('tab')  # the chain keeps the proportions: Height follows\n"
+        "wait_until(lambda: [e for e in find_elements('spin-button', app='gimp',"
+        " text='375') if e.x == width.x and width.y < e.y < width.y + 2 * width.height],"
+        " 10, what='Height 375 under Width 500')",
         "scales to 500 pixels wide",
     ),
     (
         "gimp/839bc95a-495f-442b-a9a7-b5cccae934bd.json",
-        2,
-        "import time\npyautogui.press('v')\ntime.sleep(3)",
+        1,
+        "from pytest_osworld.guest.waits import click_element, wait_element, wait_window\n"
+        "pyautogui.write('Flip Vertically', interval=0.02)\n"
+        "cell = 'Flip Vertically\\nFlip image vertically'  # Image > Transform (not the"
+        " view's or the layer's flip)\n"
+        "click_element('table-cell', cell, app='gimp')\n"
+        "wait_element('table-cell', cell, state='selected', app='gimp')\n"
+        "pyautogui.press('enter')\n"
+        "wait_window(title='*[farm_noon]')  # the flip marked the image changed",
         "flips top to bottom instead of left to right",
     ),
     (
         "gimp/3ce88c18-1255-4480-a08e-057f2c7619e1.json",
         1,
-        "import time\npyautogui.press('tab')\ntime.sleep(0.5)\npyautogui.hotkey('ctrl', 'a')\n"
-        "pyautogui.write('50', interval=0.05)\npyautogui.press('tab')\ntime.sleep(1.5)",
+        "from pytest_osworld.guest.waits import find_elements, wait_element, wait_until,"
+        " wait_window\n"
+        "wait_window(title='Brightness-Contrast')\n"
+        "wait_element('combo-box', state='focused', app='gimp')  # Presets, focused when"
+        " the dialog opens\n"
+        "pyautogui.press('tab')\n"
+        "field = wait_element('spin-button', state='focused', app='gimp')  # Brightness\n"
+        "pyautogui.hotkey('ctrl', 'a')\n"
+        "pyautogui.write('50', interval=0.02)\n"
+        "pyautogui.press('tab')\n"
+        "wait_until(lambda: [e for e in find_elements('spin-button', app='gimp',"
+        " text='50') if (e.x, e.y) == (field.x, field.y)], 10, what='Brightness 50')",
         "brightens the picture instead of darkening it",
     ),
     (
         "gimp/e76d929d-ee44-49f8-a16f-e37e315c713b.json",
         1,
-        "import time\npyautogui.press('escape')\ntime.sleep(2)",
+        "from pytest_osworld.guest.waits import wait_element, wait_window_gone\n"
+        "pyautogui.write('Single-Window Mode', interval=0.02)\n"
+        "wait_element('table-cell', 'Single-Window Mode\\n', partial=True,"
+        " state='selected', app='gimp')\n"
+        "pyautogui.press('escape')\n"
+        "wait_window_gone(title='Search Actions')",
         "closes the Windows menu without leaving single-window mode",
     ),
     (
         "multi_apps/d8caecf0-fdd8-4c93-b258-63916c69da52.json",
         4,
-        "import time\ntime.sleep(1)",
+        "from pytest_osworld.guest.waits import wait_window\n"
+        "wait_window(title='[frame-00001]', activate=True)",
         "exports the snapshot with its black bars",
     ),
     (
         "multi_apps/c40da4b4-d43a-4b1e-9c81-f458dc3f7696.json",
         5,
-        "import time\npyautogui.write('400', interval=0.05)\npyautogui.press('tab')\ntime.sleep(1)\n"
-        "pyautogui.hotkey('alt', 's')\ntime.sleep(4)",
+        "from pytest_osworld.guest.waits import click_element, find_elements,"
+        " wait_element, wait_until, wait_window, wait_window_gone\n"
+        "wait_window(title='Scale Image')\n"
+        "width = wait_element('spin-button', state='focused', app='gimp')  # Width, its"
+        " text selected\n"
+        "pyautogui.write('400', interval=0.02)\n"
+        "pyautogui.press('tab')  # the chain keeps the proportions: Height follows\n"
+        "wait_until(lambda: [e for e in find_elements('spin-button', app='gimp',"
+        " text='225') if e.x == width.x and width.y < e.y < width.y + 2 * width.height],"
+        " 10, what='Height 225 under Width 400')\n"
+        "click_element('push-button', 'Scale', app='gimp')\n"
+        "wait_window_gone(title='Scale Image')\n"
+        "wait_window(title=' 400x225 ')  # the title bar shows the new size",
         "scales the thumbnail to 400x225",
     ),
 ]
