@@ -296,11 +296,20 @@ class DBusWalk:
         if "Text" in interfaces:
             self._call(node, I_TEXT, "GetText", self._got_text(node), "ii", (0, -1))
         if on_screen and "Value" in interfaces:
+            # One Get per property, not GetAll: on a Chromium spin button (VS Code's
+            # Settings) one of the Value properties has no value, at-spi2-atk leaves its
+            # a{sv} entry empty and libdbus aborts the whole browser; a Get only fails.
+            node.value = {}
 
-            def got_value(reply: Reply) -> None:
-                node.value = reply[0] if reply and isinstance(reply[0], dict) else None
+            def got_value(prop: str) -> Callable[[Reply], None]:
+                def got(reply: Reply) -> None:
+                    if reply and node.value is not None:
+                        node.value[prop] = reply[0]
 
-            self._call(node, I_PROPS, "GetAll", got_value, "s", (I_VALUE,))
+                return got
+
+            for prop in ("CurrentValue", "MinimumValue", "MaximumValue", "MinimumIncrement"):
+                self._call(node, I_PROPS, "Get", got_value(prop), "ss", (I_VALUE, prop))
         if on_screen and "Action" in interfaces:
             self._actions(node)
         if node.depth >= self.limits.max_depth:
