@@ -18,6 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osworld.guest.a11y_dbus_node import (
+    ADDRESS_CACHE,
+    ADDRESS_CACHE_MAX,
     I_ACCESSIBLE,
     I_ACTION,
     I_APPLICATION,
@@ -65,6 +67,8 @@ class DBusWalk:
         self.timeout = timeout
         self.pipeline = Pipeline()
         self.bus: Connection | None = None
+        #: the accessibility bus's address (set by :meth:`run`)
+        self.session = ""
         #: peer-to-peer connections by application bus name
         self.routes: dict[str, Connection] = {}
         self._conns: list[Connection] = []
@@ -105,6 +109,7 @@ class DBusWalk:
     def run(self) -> ET.Element:
         """Walk the desktop; the root element (``desktop-frame``) with every application."""
         session = os.environ.get("AT_SPI_BUS_ADDRESS") or a11y_bus_address()
+        self.session = session
         deadline = time.monotonic() + self.timeout
         self.bus = Connection(session, bus=True)
         self._conns.append(self.bus)
@@ -154,18 +159,25 @@ class DBusWalk:
 
     def _connect_apps(self, apps: list[tuple[str, str]], deadline: float) -> None:
         """Open each application's peer-to-peer socket when it has one (else: the bus)."""
-        addresses: dict[str, str] = {}
         if self.bus is None:
             raise BusError("the walk has no bus connection")
         for name, path in apps:
+            if (self.session, name) in ADDRESS_CACHE:
+                continue
 
             def got_address(reply: Reply, name: str = name) -> None:
-                if reply and isinstance(reply[0], str) and reply[0]:
-                    addresses[name] = reply[0]
+                if reply is None:
+                    return  # an error or a lost call: ask again on the next walk
+                if len(ADDRESS_CACHE) >= ADDRESS_CACHE_MAX:
+                    ADDRESS_CACHE.clear()
+                ADDRESS_CACHE[self.session, name] = reply[0] if reply and isinstance(reply[0], str) else ""
 
             self.pipeline.call(self.bus, name, path, I_APPLICATION, "GetApplicationBusAddress", got_address)
         self.pipeline.run(deadline)
-        for name, address in addresses.items():
+        for name, _path in apps:
+            address = ADDRESS_CACHE.get((self.session, name), "")
+            if not address:
+                continue
             try:
                 conn = Connection(address, bus=False, timeout=2.0)
             except (BusError, OSError) as exc:

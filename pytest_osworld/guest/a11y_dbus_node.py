@@ -41,6 +41,13 @@ Reply = tuple[Any, ...] | None
 INTERFACE_CACHE: dict[tuple[str, str], frozenset[str]] = {}
 INTERFACE_CACHE_MAX = 200_000
 
+#: Each application's peer-to-peer address ("" for none) by (accessibility bus address,
+#: unique bus name), across walks: ``GetApplicationBusAddress`` is asked once per
+#: application, as libatspi does. Asking Chromium 156 again on every walk crashes it
+#: (SIGSEGV in its main loop) within a few navigations; a bus never reuses a unique name.
+ADDRESS_CACHE: dict[tuple[str, str], str] = {}
+ADDRESS_CACHE_MAX = 10_000
+
 
 @lru_cache(maxsize=1)
 def role_names() -> dict[int, str]:
