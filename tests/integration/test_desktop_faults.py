@@ -117,6 +117,16 @@ NEXT_ID = "f0000000-0000-0000-0000-00000000000b"
 OTHER_IDS = ("f0000000-0000-0000-0000-00000000000c", "f0000000-0000-0000-0000-00000000000d")
 
 
+def default_sigint() -> None:
+    """In the child, before pytest starts: SIGINT as a terminal gives it (Ctrl-C raises).
+
+    A process started in the background by a non-interactive shell (``cmd &`` in a CI
+    script) inherits SIGINT ignored, Python then never raises KeyboardInterrupt, and the
+    interrupted runs below would hang; a person pressing Ctrl-C has the default.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Run:
     """A pytester project for one fault: tasks, agent, and pytest subprocesses."""
 
@@ -165,7 +175,13 @@ class Run:
 
     def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            self.argv(*args), cwd=self.root, env=self.env, capture_output=True, text=True, timeout=timeout
+            self.argv(*args),
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=default_sigint,
         )
 
     def start(self, *args: str) -> subprocess.Popen[str]:
@@ -176,6 +192,7 @@ class Run:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            preexec_fn=default_sigint,
         )
 
     def wait_for_fault(self, process: subprocess.Popen[str], timeout: float = 60) -> dict[str, Any]:
