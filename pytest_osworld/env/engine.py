@@ -120,16 +120,21 @@ class EpisodeEngine:
         work = config.work_dir or Path(tempfile.mkdtemp(prefix="osworld-env-"))
         self.work_dir = work
         self.assets = AssetCache(config.asset_cache or default_cache_dir(), offline=config.offline)
-        factory = PROVIDERS.get(config.provider)
-        self.provider: Provider = factory(
-            ProviderConfig(
-                worker_id=config.worker_id,
-                screen_size=config.screen_size,
-                options=dict(config.provider_options),
-                work_dir=str(work / "provider"),
-                network=config.network,
+        try:
+            factory = PROVIDERS.get(config.provider)
+            self.provider: Provider = factory(
+                ProviderConfig(
+                    worker_id=config.worker_id,
+                    screen_size=config.screen_size,
+                    options=dict(config.provider_options),
+                    work_dir=str(work / "provider"),
+                    network=config.network,
+                )
             )
-        )
+        except BaseException:
+            if self._own_work:  # no engine to close: its folder goes now
+                shutil.rmtree(work, ignore_errors=True)
+            raise
         self._started = False
         self.environment: Environment | None = None
         self.context: TaskContext | None = None
@@ -194,13 +199,13 @@ class EpisodeEngine:
         """Stop the provider (idempotent)."""
         self.context = None
         self.environment = None
-        if self._started:
-            self._started = False
-            try:
+        try:
+            if self._started:
+                self._started = False
                 self.provider.stop()
-            finally:
-                if self._own_work:
-                    shutil.rmtree(self.work_dir, ignore_errors=True)
+        finally:
+            if self._own_work:
+                shutil.rmtree(self.work_dir, ignore_errors=True)
 
     # -- one step ----------------------------------------------------------------------------
 

@@ -235,3 +235,15 @@ def test_a_new_episode_starts_a_new_clock(task: Task, tmp_path: Path) -> None:
         assert engine.timings.step_times == [] and len(first.step_times) == 1
     finally:
         engine.close()
+
+
+def test_the_engines_own_work_folder_never_outlives_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closed before its first reset, or failing to build its provider, the engine leaves
+    no ``osworld-env-*`` folder behind in the temporary folder."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    EpisodeEngine(EngineConfig(provider="fake"), sleep=lambda s: None).close()
+    with pytest.raises(Exception, match="no-such-provider"):
+        EpisodeEngine(EngineConfig(provider="no-such-provider"), sleep=lambda s: None)
+    assert list(tmp_path.glob("osworld-env-*")) == []
