@@ -22,7 +22,6 @@ from pytest_osworld.guest.a11y_dbus_node import (
     ADDRESS_CACHE_MAX,
     I_ACCESSIBLE,
     I_ACTION,
-    I_APPLICATION,
     I_COMPONENT,
     I_PROPS,
     I_TABLE,
@@ -37,6 +36,7 @@ from pytest_osworld.guest.a11y_dbus_node import (
     Node,
     Reply,
     a11y_bus_address,
+    app_bus_address,
     node_element,
     object_ref,
     role_names,
@@ -125,7 +125,7 @@ class DBusWalk:
             self._desktop_props(desktop)
             self.pipeline.call(self.bus, REGISTRY, ROOT_PATH, I_ACCESSIBLE, "GetChildren", got_apps)
             self.pipeline.run(deadline)
-            self._connect_apps(apps, deadline)
+            self._connect_apps(apps)
             roots = [self._node_for(ref, 1) for ref in apps]
             for root in roots:
                 self._start(root)
@@ -157,23 +157,21 @@ class DBusWalk:
         )
         self.pipeline.call(self.bus, REGISTRY, ROOT_PATH, I_ACCESSIBLE, "GetRole", got_role)
 
-    def _connect_apps(self, apps: list[tuple[str, str]], deadline: float) -> None:
+    def _connect_apps(self, apps: list[tuple[str, str]]) -> None:
         """Open each application's peer-to-peer socket when it has one (else: the bus)."""
-        if self.bus is None:
-            raise BusError("the walk has no bus connection")
         for name, path in apps:
             if (self.session, name) in ADDRESS_CACHE:
                 continue
-
-            def got_address(reply: Reply, name: str = name) -> None:
-                if reply is None:
-                    return  # an error or a lost call: ask again on the next walk
-                if len(ADDRESS_CACHE) >= ADDRESS_CACHE_MAX:
-                    ADDRESS_CACHE.clear()
-                ADDRESS_CACHE[self.session, name] = reply[0] if reply and isinstance(reply[0], str) else ""
-
-            self.pipeline.call(self.bus, name, path, I_APPLICATION, "GetApplicationBusAddress", got_address)
-        self.pipeline.run(deadline)
+            try:
+                address = app_bus_address(self.session, name, path)
+            except BusError as exc:  # no lasting connection to the bus: this walk goes by the bus
+                _log.debug("cannot ask %s for its peer-to-peer address: %s", name, exc)
+                continue
+            if address is None:
+                continue  # no answer: ask again on the next walk
+            if len(ADDRESS_CACHE) >= ADDRESS_CACHE_MAX:
+                ADDRESS_CACHE.clear()
+            ADDRESS_CACHE[self.session, name] = address
         for name, _path in apps:
             address = ADDRESS_CACHE.get((self.session, name), "")
             if not address:

@@ -11,6 +11,7 @@ across walks, and the lookup of the accessibility bus's address. The walk itself
 from __future__ import annotations
 
 import os
+import threading
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 from typing import Any
@@ -47,6 +48,16 @@ INTERFACE_CACHE_MAX = 200_000
 #: (SIGSEGV in its main loop) within a few navigations; a bus never reuses a unique name.
 ADDRESS_CACHE: dict[tuple[str, str], str] = {}
 ADDRESS_CACHE_MAX = 10_000
+
+#: The connection that asks for peer-to-peer addresses, by accessibility bus address; it
+#: stays open for the life of the process. The ATK bridge counts whoever asks as a client
+#: (at-spi2-atk's ``spi_atk_add_client``) and removes its event listeners, its key
+#: listener included, when that client's bus name goes away. Asking over each walk's own
+#: connection made every first walk's end remove them, and Chromium 156 crashes (SIGSEGV in
+#: its key-listener loop) when that happens while it hands a key press to the bridge:
+#: code-server's window died after a shortcut in about 1 replay of 15.
+_ASKERS: dict[str, Connection] = {}
+_ASKERS_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=1)
@@ -212,3 +223,29 @@ def a11y_bus_address() -> str:
     if not isinstance(address, str) or not address:
         raise BusError("org.a11y.Bus.GetAddress gave no address")
     return address
+
+
+def app_bus_address(session: str, name: str, path: str, timeout: float = 2.0) -> str | None:
+    """Application ``name``'s peer-to-peer address ("" for none), None when it did not answer.
+
+    Asked over the process's one lasting connection to the accessibility bus ``session``
+    (see ``_ASKERS``); a broken connection is replaced once. Connections to other buses
+    (a desktop restored since) are closed: a process talks to one desktop at a time.
+    """
+    with _ASKERS_LOCK:
+        for stale in [key for key in _ASKERS if key != session]:
+            _ASKERS.pop(stale).close()
+        for _attempt in range(2):
+            conn = _ASKERS.get(session)
+            if conn is None or conn.closed:
+                conn = _ASKERS[session] = Connection(session, bus=True, timeout=timeout)
+            try:
+                (address,) = conn.call_blocking(
+                    path, I_APPLICATION, "GetApplicationBusAddress", name, timeout=timeout
+                )
+            except BusError:
+                if conn.closed:
+                    continue  # the bus connection broke: one new one
+                return None  # an error reply or none in time: ask again on a later walk
+            return address if isinstance(address, str) else ""
+    return None

@@ -92,6 +92,8 @@ class Connection:
         self.outbuf = bytearray()
         #: encoded calls waiting for a free slot in the in-flight window
         self.queue: deque[tuple[int, bytes]] = deque()
+        #: the serial of the latest :meth:`call_blocking` (Hello is 1; pipelines start at 2)
+        self.blocking_serial = 0
         self.in_flight = 0
         self.closed = False
         self.last_activity = time.monotonic()
@@ -162,32 +164,43 @@ class Connection:
         args: Sequence[Any] = (),
         timeout: float = 5.0,
     ) -> tuple[Any, ...]:
-        """One synchronous call (used before the socket turns non-blocking)."""
-        serial = 1
-        self.sock.settimeout(timeout)
-        self.sock.sendall(encode_method_call(serial, path, interface, member, destination, signature, args))
+        """One synchronous call, on a connection that no :class:`Pipeline` uses.
+
+        Each call has its own serial, so a late reply to an earlier call that timed out is
+        skipped; bytes read past the reply stay in :attr:`inbuf` for the next call. An
+        error reply or no reply in ``timeout`` raises :class:`BusError` and keeps the
+        connection; a broken connection is closed, then :class:`BusError` is raised.
+        """
+        self.blocking_serial += 1
+        serial = self.blocking_serial
         deadline = time.monotonic() + timeout
-        buf = bytearray()
-        while True:
-            while len(buf) >= 16:
-                msg_type, _serial, total, fields, body_offset = parse_header(bytes(buf))
-                if len(buf) < total:
-                    break
-                message = bytes(buf[:total])
-                del buf[:total]
-                if fields.get(F_REPLY_SERIAL) != serial:
-                    continue
-                if msg_type == ERROR:
-                    raise BusError(f"{member} failed: {fields.get(F_ERROR_NAME)}")
-                return parse_body(message, fields.get(F_SIGNATURE, ""), body_offset)
-            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
-            try:
+        try:
+            self.sock.settimeout(timeout)
+            message = encode_method_call(serial, path, interface, member, destination, signature, args)
+            self.sock.sendall(message)
+            buf = self.inbuf
+            while True:
+                while len(buf) >= 16:
+                    msg_type, _serial, total, fields, body_offset = parse_header(bytes(buf))
+                    if len(buf) < total:
+                        break
+                    message = bytes(buf[:total])
+                    del buf[:total]
+                    if fields.get(F_REPLY_SERIAL) != serial:
+                        continue
+                    if msg_type == ERROR:
+                        raise BusError(f"{member} failed: {fields.get(F_ERROR_NAME)}")
+                    return parse_body(message, fields.get(F_SIGNATURE, ""), body_offset)
+                self.sock.settimeout(max(0.01, deadline - time.monotonic()))
                 chunk = self.sock.recv(65536)
-            except OSError as exc:
-                raise BusError(f"{member}: {exc}") from exc
-            if not chunk:
-                raise BusError(f"{member}: connection closed")
-            buf += chunk
+                if not chunk:
+                    raise OSError("connection closed")
+                buf += chunk
+        except TimeoutError as exc:  # a slow peer, not a broken connection: keep it
+            raise BusError(f"{member}: no reply in {timeout} s") from exc
+        except OSError as exc:
+            self.close()
+            raise BusError(f"{member}: {exc}") from exc
 
     def fileno(self) -> int:
         """The socket's descriptor (for selectors)."""

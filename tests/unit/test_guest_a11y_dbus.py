@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -446,3 +447,77 @@ def test_error_reply_header() -> None:
     assert fields[F_REPLY_SERIAL] == 4
     assert parse_body(blob, fields[F_SIGNATURE], offset) == ("no",)
     assert struct.unpack_from("<I", blob, 4)[0] == len(blob) - offset
+
+
+# -- the lasting connection that asks for peer-to-peer addresses -------------------------------
+
+
+def _bus_with_apps(member: str, args: tuple[Any, ...]) -> Any:
+    if member == "Hello":
+        return ("s", (":1.9",))
+    if member == "GetApplicationBusAddress":
+        return ("s", ("unix:path=/tmp/app-socket",))
+    return _echo(member, args)
+
+
+def test_addresses_are_asked_over_one_lasting_bus_connection(
+    peer_factory: Callable[..., FakePeer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ATK bridge drops its key listener when the asker's bus name goes away; Chromium
+    crashes if that happens during a key press. So one connection asks, and stays open."""
+    from pytest_osworld.guest import a11y_dbus_node
+
+    monkeypatch.setattr(a11y_dbus_node, "_ASKERS", {})
+    first, second = peer_factory(_bus_with_apps), peer_factory(_bus_with_apps)
+    bus = f"unix:path={first.path}"
+    for name in (":1.2", ":1.3", ":1.2"):
+        assert a11y_dbus_node.app_bus_address(bus, name, "/org/a11y/atspi/accessible/root") == (
+            "unix:path=/tmp/app-socket"
+        )
+    assert first.calls == ["Hello"] + ["GetApplicationBusAddress"] * 3  # one connection, kept
+    kept = a11y_dbus_node._ASKERS[bus]
+    assert not kept.closed
+    # A desktop restored since: its bus gets a new connection and the old one is closed.
+    other = f"unix:path={second.path}"
+    assert a11y_dbus_node.app_bus_address(other, ":1.4", "/r") == "unix:path=/tmp/app-socket"
+    assert kept.closed and list(a11y_dbus_node._ASKERS) == [other]
+
+
+def test_an_unanswered_address_question_keeps_the_connection(
+    peer_factory: Callable[..., FakePeer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_osworld.guest import a11y_dbus_node
+
+    def bus(member: str, args: tuple[Any, ...]) -> Any:
+        if member == "Hello":
+            return ("s", (":1.9",))
+        return None if bus.answered else ...  # type: ignore[attr-defined]
+
+    bus.answered = False  # type: ignore[attr-defined]
+    monkeypatch.setattr(a11y_dbus_node, "_ASKERS", {})
+    peer = peer_factory(bus)
+    address = f"unix:path={peer.path}"
+    assert a11y_dbus_node.app_bus_address(address, ":1.2", "/r", timeout=0.3) is None  # silent
+    bus.answered = True  # type: ignore[attr-defined]
+    assert a11y_dbus_node.app_bus_address(address, ":1.2", "/r", timeout=0.3) is None  # error reply
+    assert peer.calls.count("Hello") == 1 and not a11y_dbus_node._ASKERS[address].closed
+
+
+def test_blocking_calls_skip_late_replies(peer_factory: Callable[..., FakePeer]) -> None:
+    """A reply that comes after its call timed out is not taken for the next call's."""
+    late: list[bool] = []
+
+    def slow_once(member: str, args: tuple[Any, ...]) -> Any:
+        if member == "Echo" and not late:
+            late.append(True)
+            time.sleep(0.4)  # answered after the caller gave up
+        return _echo(member, args)
+
+    peer = peer_factory(slow_once)
+    conn = Connection(f"unix:path={peer.path}", bus=False)
+    with pytest.raises(BusError, match="no reply"):
+        conn.call_blocking("/o", "i.f", "Echo", None, "i", (1,), timeout=0.2)
+    assert not conn.closed
+    assert conn.call_blocking("/o", "i.f", "Echo", None, "i", (2,), timeout=2.0) == (2,)
+    peer.close()
+    conn.close()
