@@ -217,7 +217,7 @@ class Settings:
     def header_lines(self) -> list[str]:
         """The active settings, for the report header."""
         model = f" model={self.model}" if self.model else ""
-        return [
+        lines = [
             f"osworld: agent={self.agent or '(none)'}{model} provider={self.provider} "
             f"observation={self.observation_type} actions={self.action_space} "
             f"max_steps={self.max_steps} pass>={self.pass_threshold:g}"
@@ -225,6 +225,14 @@ class Settings:
             f"osworld: results={self.results_dir} asset_cache={self.asset_cache}"
             + (f" solutions={self.solutions}" if self.solutions else ""),
         ]
+        if self.provider == "vagrant" and self.provider_args.get("server") == "osworld":
+            netns = self.provider_args.get("netns")
+            where = f"network namespace {netns}" if netns else "host-only network"
+            lines.append(
+                "osworld: server=osworld: the VM image's own server answers with NO TOKEN "
+                f"(any command, as a sudo user); the VM is reachable only on a {where}"
+            )
+        return lines
 
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()

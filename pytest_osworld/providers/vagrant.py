@@ -41,7 +41,16 @@ Options (``--provider-arg KEY=VALUE``, all strings):
 ``guest_port``      the guest server's port inside the VM (5000);
 ``host_port``       VirtualBox: host loopback port forwarded to it (default 15000 + worker);
 ``up_timeout``      seconds for box build, import, ``up`` and first readiness (1800);
-``ready_timeout``   seconds for readiness after a restore (300).
+``ready_timeout``   seconds for readiness after a restore (300);
+``image``           ``osworld``: boot OSWorld's own VM image instead of a box
+                    (:mod:`~pytest_osworld.providers.osworld_image`), with
+``image_file``      its ``Ubuntu.qcow2`` or the zip of it as downloaded;
+``server``          with ``image``: ``ours`` (default) deploys our guest server with a per-VM
+                    token into the image (``vagrant/deploy_image.sh``); ``osworld`` talks
+                    to the image's own server (no token: needs ``netns`` or
+                    ``network=host-only``);
+``network``         ``nat`` (default) or ``host-only``: the management network has no
+                    route out (an isolated libvirt network).
 
 This module owns the provider's lifecycle and its snapshot handling (start, the
 ``osworld-ready`` snapshot, restore before each task, destroy) and runs every ``vagrant``
@@ -67,6 +76,7 @@ from typing import Any
 
 from pytest_osworld.client import GuestClient
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
+from pytest_osworld.providers.osworld_image import ImportedImage, prepare_image
 from pytest_osworld.providers.vagrant_box import (
     VagrantRun,
     bring_up,
@@ -133,6 +143,7 @@ class VagrantProvider(Provider):
         self._guest = GuestLink(netns=self.options.netns, relay_socket=self.relay_socket, fail=self._failure)
         self._lock: Any = None
         self._env: dict[str, str] = {}
+        self._image: ImportedImage | None = None
         self.timings: dict[str, float] = {}
 
     # -- Provider API ------------------------------------------------------------------------
@@ -148,8 +159,18 @@ class VagrantProvider(Provider):
         where = self.options.vagrant_provider
         if where == "libvirt":
             where += f" {self.options.libvirt_driver} {self.options.libvirt_uri}"
+        if self.options.image:
+            source = self._image.describe() if self._image else f"OSWorld image {self.options.image_file}"
+            return f"vagrant ({self.machine}, {source}, {self._server_note()}, {where}, {width}x{height})"
         box = self._box or f"<built {self.options.build}>"
         return f"vagrant ({self.machine}, box {box}, {where}, {width}x{height})"
+
+    def _server_note(self) -> str:
+        """Which server answers in an OSWorld image, and what guards it."""
+        if self.options.server == "ours":
+            return "server ours (per-VM token)"
+        where = f"network namespace {self.options.netns}" if self.options.netns else "host-only network"
+        return f"server osworld (the image's own: NO TOKEN, reachable only on a {where})"
 
     @property
     def console_log(self) -> Path:
@@ -243,13 +264,19 @@ class VagrantProvider(Provider):
         shutil.rmtree(self._work, ignore_errors=True)
         self._work.mkdir(parents=True)
         self.vagrant_log.write_bytes(b"")
-        self._guest.token = secrets.token_urlsafe(32)
-        token_file = self._work / "token"
-        token_file.write_text(self._guest.token)
-        token_file.chmod(0o600)
-        package = package_tarball(self._work / "pytest_osworld.tar.gz")
+        token_file: Path | None = None
+        package: Path | None = None
+        if self.options.server == "ours":
+            self._guest.token = secrets.token_urlsafe(32)
+            token_file = self._work / "token"
+            token_file.write_text(self._guest.token)
+            token_file.chmod(0o600)
+            package = package_tarball(self._work / "pytest_osworld.tar.gz")
         if self.options.build:
             self._box, self._box_file = build_box(self.options, self._machine_dir)
+        if self.options.image_file is not None:
+            self._image = prepare_image(self.options.image_file, self.options.cache_dir)
+            self._box, self._box_file = self._image.box, self._image.box_file
         self.timings["build_box"] = round(time.monotonic() - started, 1)
         host_port = self.options.host_port
         if self.options.vagrant_provider == "virtualbox" and host_port is None:
@@ -291,17 +318,26 @@ class VagrantProvider(Provider):
         self._client = client
         sync_clock(client)
         width, height = self.config.screen_size
+        image = f"vagrant box {self._box}" if self._box else ""
+        if self._image is not None:
+            image = f"{self._image.describe()}, {self._server_note()}"
         return Environment(
             guest=client,
             name=self.machine,
             description=self.describe(),
-            image=f"vagrant box {self._box}" if self._box else "",
+            image=image,
             client_password="password",
             screen_size=(width, height),
             extra={
                 "snapshot": snapshot,
                 "vagrant_snapshot": SNAPSHOT,
                 "box": self._box,
+                "image_sha256": self._image.sha256 if self._image else None,
+                "server": self.options.server,
+                # VirtualBox forwards only the guest port.
+                "chromium_cdp_url": self._guest.cdp_url()
+                if self.options.vagrant_provider == "libvirt"
+                else None,
                 "console_log": str(self.console_log),
                 "restore_seconds": round(restored, 3),
                 "ready_seconds": round(time.monotonic() - started, 3),
@@ -318,7 +354,7 @@ class VagrantProvider(Provider):
                 self._vagrant(["destroy", "-f"], timeout=600)
                 self.timings["destroy"] = round(time.monotonic() - t0, 1)
         finally:
-            self._guest.close_relay()
+            self._guest.close()
             if self._work is not None:
                 shutil.rmtree(self._work, ignore_errors=True)
                 self._work = None

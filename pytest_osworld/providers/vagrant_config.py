@@ -45,7 +45,19 @@ _OPTIONS = {
     "host_port",
     "up_timeout",
     "ready_timeout",
+    "image",
+    "image_file",
+    "server",
+    "network",
 }
+#: Why ``server=osworld`` needs an isolated network: the image's server has no token.
+OSWORLD_SERVER_EXPOSURE = (
+    "vagrant provider option server=osworld talks to the image's own server, which has no "
+    "token and runs any command it is sent (as a user with sudo), so it is allowed only where "
+    "nothing but this host can reach the VM: add --provider-arg netns=NAME (a network "
+    "namespace, see vagrant/netns.sh) or --provider-arg network=host-only (an isolated "
+    "libvirt network), or use server=ours (the default: our server, with a per-VM token)"
+)
 
 
 class VagrantError(EnvironmentFailure):
@@ -105,6 +117,10 @@ class VagrantOptions:
     host_port: int | None = None
     up_timeout: float = 1800.0
     ready_timeout: float = 300.0
+    image: str | None = None
+    image_file: Path | None = None
+    server: str = "ours"
+    network: str = "nat"
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> VagrantOptions:
@@ -119,8 +135,16 @@ class VagrantOptions:
         build = options.get("build") or None
         if build is not None and build not in ("minimal", "full"):
             raise ValueError(f"vagrant provider option build={build!r}: use minimal or full")
-        if box is None and build is None:
-            raise ValueError("the vagrant provider needs --provider-arg box=NAME or build=minimal|full")
+        image, image_file, server, network = _image_options(options)
+        if image is not None and (box is not None or build is not None):
+            raise ValueError("vagrant provider option image=osworld replaces box and build: give only one")
+        if box is None and build is None and image is None:
+            raise ValueError(
+                "the vagrant provider needs --provider-arg box=NAME, build=minimal|full or "
+                "image=osworld with image_file=PATH"
+            )
+        if server == "osworld" and not options.get("netns") and network != "host-only":
+            raise ValueError(OSWORLD_SERVER_EXPOSURE)
         if box is not None and not _BOX_RE.match(box):
             raise ValueError(f"vagrant provider option box={box!r}: not a box name (owner/name)")
         box_file = Path(options["box_file"]).expanduser() if options.get("box_file") else None
@@ -174,7 +198,37 @@ class VagrantOptions:
             host_port=host_port,
             up_timeout=_number(options, "up_timeout", 1800.0),
             ready_timeout=_number(options, "ready_timeout", 300.0),
+            image=image,
+            image_file=image_file,
+            server=server,
+            network=network,
         )
+
+
+def _image_options(options: dict[str, str]) -> tuple[str | None, Path | None, str, str]:
+    """``image``, ``image_file``, ``server`` and ``network``, checked together."""
+    image = options.get("image") or None
+    if image is not None and image != "osworld":
+        raise ValueError(f"vagrant provider option image={image!r}: the one image known is osworld")
+    image_file = Path(options["image_file"]).expanduser().resolve() if options.get("image_file") else None
+    if image is not None and image_file is None:
+        raise ValueError(
+            "vagrant provider option image=osworld needs image_file=PATH (Ubuntu.qcow2 or OSWorld's "
+            "zip of it; `pytest-osworld-image download --dest DIR` fetches it)"
+        )
+    if image is None and image_file is not None:
+        raise ValueError("vagrant provider option image_file needs image=osworld")
+    server = options.get("server") or "ours"
+    if server not in ("ours", "osworld"):
+        raise ValueError(f"vagrant provider option server={server!r}: use ours or osworld")
+    if server == "osworld" and image is None:
+        raise ValueError(
+            "vagrant provider option server=osworld needs image=osworld (our boxes run our own server)"
+        )
+    network = options.get("network") or "nat"
+    if network not in ("nat", "host-only"):
+        raise ValueError(f"vagrant provider option network={network!r}: use nat or host-only")
+    return image, image_file, server, network
 
 
 def machine_name(worker_id: str) -> str:
@@ -218,6 +272,8 @@ def vagrant_env(
             "OSWORLD_PROVISION": "1" if options.provision else "0",
             "OSWORLD_MINIMAL": "1" if options.minimal else "0",
             "OSWORLD_BOOT_TIMEOUT": str(int(options.up_timeout)),
+            "OSWORLD_IMAGE_SERVER": options.server if options.image else "",
+            "OSWORLD_MGMT_MODE": "none" if options.network == "host-only" else "nat",
         }
     )
     if options.vagrant_home is not None:

@@ -309,6 +309,24 @@ def test_unknown_provider_arg(pytester: pytest.Pytester, spy: Path) -> None:
     assert not (pytester.path / "results").exists()
 
 
+def test_token_less_osworld_server_on_a_reachable_network(pytester: pytest.Pytester, spy: Path) -> None:
+    """OSWorld's image with its own server (no token) must not sit on a routable network."""
+    args = ["--provider-arg", "image=osworld", "--provider-arg", "image_file=/images/Ubuntu.qcow2"]
+    args += ["--provider-arg", "server=osworld"]
+    result = pytester.runpytest("tasks", "--agent=noop", "--provider=vagrant", *args)
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --provider-arg image=osworld image_file=/images/Ubuntu.qcow2 server=osworld "
+            "(command line --provider-arg): the 'vagrant' provider rejects it: vagrant provider "
+            "option server=osworld talks to the image's own server, which has no token and runs "
+            "any command it is sent (as a user with sudo), so it is allowed only where nothing but "
+            "this host can reach the VM: add --provider-arg netns=NAME*--provider-arg network=host-only*",
+        ]
+    )
+    assert not (pytester.path / "results").exists()
+
+
 def test_bad_network_provider_arg_from_the_ini(pytester: pytest.Pytester, spy: Path) -> None:
     _ini(pytester, "osworld_provider_args = network=internet")
     result = pytester.runpytest("tasks", "--agent=noop")

@@ -16,10 +16,12 @@ import io
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -55,8 +57,12 @@ class StandIn:
     drop_after: dict[str, int] = field(default_factory=dict)
     #: First GET of a path answers 500.
     fail_once: set[str] = field(default_factory=set)
+    #: First GET of a path sends only this many bytes, then stalls until the client goes.
+    stall_after: dict[str, int] = field(default_factory=dict)
     #: When set, every /resolve request answers this status (the hub down).
     resolve_status: int | None = None
+    #: The dataset the stand-in serves.
+    repo: str = REPO
     #: (method, request path, Range header, Authorization header) per request.
     seen: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
     port: int = 0
@@ -87,7 +93,7 @@ def _handler(state: StandIn) -> type[http.server.BaseHTTPRequestHandler]:
                 (self.command, self.path, self.headers.get("Range"), self.headers.get("Authorization"))
             )
             path = urllib.parse.unquote(self.path)
-            prefix = f"/datasets/{REPO}/resolve/main/"
+            prefix = f"/datasets/{state.repo}/resolve/main/"
             by_sha = {hashlib.sha256(data).hexdigest(): name for name, data in state.files.items()}
             if path.startswith(prefix):
                 self._resolve(path.removeprefix(prefix))
@@ -137,6 +143,16 @@ def _handler(state: StandIn) -> type[http.server.BaseHTTPRequestHandler]:
             self.end_headers()
             if not body:
                 return
+            stall = state.stall_after.pop(name, None)
+            if stall is not None:
+                self.wfile.write(data[start:stall])
+                self.wfile.flush()
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:  # until the client goes (EOF readable)
+                    if select.select([self.connection], [], [], 0.2)[0]:
+                        break
+                self.close_connection = True
+                return
             cut = state.drop_after.pop(name, None)
             if cut is not None:
                 self.wfile.write(data[start:cut])
@@ -170,6 +186,7 @@ def _hf_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def stand_in() -> Iterator[StandIn]:
     state = StandIn(files=dict(FILES))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True  # a stalled answer must not hold the teardown
     state.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

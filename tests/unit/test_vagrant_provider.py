@@ -35,7 +35,7 @@ def test_registered_and_check_options():
     cls = PROVIDERS.get("vagrant")
     assert cls is VagrantProvider
     cls.check_options({"box": "osworld/debian12-minimal-abc"})
-    with pytest.raises(ValueError, match="box=NAME or build"):
+    with pytest.raises(ValueError, match="box=NAME, build"):
         cls.check_options({})
 
 
