@@ -44,21 +44,26 @@ WRONG = [
     (
         "vs_code/f7b59661-11fb-4ed5-ad62-78a2ec63ab15.json",
         2,
-        "import time\npyautogui.hotkey('ctrl', 'f')\ntime.sleep(1)\npyautogui.hotkey('ctrl', 'a')\n"
-        "pyautogui.write('@id:files.trimFinalNewlines', interval=0.04)\ntime.sleep(4)",
+        "from pytest_osworld.guest.waits import click_element, wait_element\n"
+        "pyautogui.hotkey('ctrl', 'f')\n"
+        "wait_element('entry', 'Search settings', app='Chromium', partial=True, state='focused', timeout=10)\n"
+        "pyautogui.hotkey('ctrl', 'a')\npyautogui.write('@id:files.trimFinalNewlines', interval=0.02)",
         "turns on trimming final newlines instead of inserting one",
     ),
     (
         "vs_code/ce328979-ee56-4332-ab3d-707ae6b2fc30.json",
         0,
-        "import time\npyautogui.hotkey('ctrl', 'k')\npyautogui.hotkey('ctrl', 't')\ntime.sleep(3)\n"
-        "pyautogui.write('Solarized Light', interval=0.04)\ntime.sleep(2)",
+        "from pytest_osworld.guest.waits import wait_element\n"
+        "pyautogui.hotkey('ctrl', 'k')\npyautogui.hotkey('ctrl', 't')\n"
+        "wait_element('entry', 'Select Color Theme', app='Chromium', partial=True, timeout=20)\n"
+        "pyautogui.write('Solarized Light', interval=0.02)\n"
+        "wait_element('list-item', 'Solarized Light', app='Chromium', state='selected', timeout=20)",
         "picks Solarized Light",
     ),
     (
         "vs_code/3e8d3c84-2fae-4028-bb16-a643406916c6.json",
         3,
-        "import time\npyautogui.hotkey('ctrl', 'alt', 'i')\ntime.sleep(1)",
+        "pyautogui.hotkey('ctrl', 'alt', 'i')",
         "binds Ctrl+Alt+I instead of Ctrl+Alt+U",
     ),
     (
