@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -114,6 +115,18 @@ def test_minimal_box_up_snapshot_restore(netns: str, cache_dir: Path, tmp_path: 
         assert result.returncode == 0, result
         assert result.output.split() == ["user", "hello"]
         assert guest.read_file("/home/user/marker.txt") == b"hello\n"
+        # Chrome's DevTools port (9222 in the VM) reaches the host through the namespace: a
+        # stand-in server on that port answers the URL the Chrome getters are given.
+        guest.launch(["python3", "-m", "http.server", "9222", "--directory", "/home/user"])
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(env.extra["chromium_cdp_url"] + "/marker.txt", timeout=5) as page:
+                    assert page.read() == b"hello\n"
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
 
         env = provider.restore("init_state")
         timings["restore"] = env.extra["restore_seconds"]

@@ -34,6 +34,8 @@ REPO = Path(__file__).resolve().parents[2]
 STANDIN = Path(__file__).resolve().parent / "osworld_standin"
 #: libvirt's QEMU (user libvirt-qemu) must be able to read the image through every folder.
 STANDIN_DIR = Path("/var/lib/libvirt/images/pytest-osworld-standin")
+#: The storage pool's folder (vagrant/netns.sh's default), where the box volumes go.
+POOL_DIR = Path("/var/lib/libvirt/images/pytest-osworld")
 OS_TASKS = sorted((REPO / "tasks" / "os").glob("*.json"))
 
 
@@ -66,7 +68,8 @@ def standin_image(netns: str, cache_dir: Path, tmp_path_factory: pytest.TempPath
     STANDIN_DIR.chmod(0o755)
     image = STANDIN_DIR / f"Ubuntu-standin-{key}.qcow2"
     if not image.is_file():
-        for old in STANDIN_DIR.glob("Ubuntu-standin-*.qcow2"):
+        # Box volumes made from an older stand-in are overlays on it: remove both together.
+        for old in [*STANDIN_DIR.glob("Ubuntu-standin-*.qcow2"), *POOL_DIR.glob("*ubuntu-image-*box.img")]:
             old.unlink()
         package = package_tarball(tmp_path_factory.mktemp("standin") / "pytest_osworld.tar.gz")
         made = subprocess.run(
