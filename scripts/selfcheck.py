@@ -10,6 +10,9 @@ Where OSWorld's examples are at hand (``../shared/osworld/examples``, or the fol
 ``--solutions`` must score 1 (a known-broken task must stay a strict xfail), and noop must
 score 0 on every one of them, known-broken ones included.
 
+In both replay runs no solution step may raise (``action_errors`` in ``traj.jsonl``), even
+in a task that passes: such a step is a wait that timed out or a click that missed.
+
 Extra pytest arguments (such as ``-n 2``) are passed through. Exits non-zero, listing the
 offenders, otherwise.
 
@@ -88,6 +91,27 @@ def osworld_targets(examples: Path) -> list[str]:
     return sorted(files)
 
 
+def raised_steps(results_dir: Path) -> list[str]:
+    """Solution steps that raised in tasks that still passed: a wait that timed out, a click
+    that missed. The score hides them, the time does not (a wait's whole timeout is lost),
+    so each one is a defect of that solution."""
+    found = []
+    for traj in sorted(results_dir.rglob("traj.jsonl")):
+        try:
+            outcome = json.loads((traj.parent / "result.json").read_text()).get("outcome")
+        except (OSError, ValueError):
+            continue
+        if outcome != "passed":
+            continue
+        for line in traj.read_text().splitlines():
+            step = json.loads(line)
+            errors = step.get("action_errors") or []
+            if errors:
+                last = str(errors[-1]).strip().splitlines()[-1]
+                found.append(f"{traj.parent.relative_to(results_dir)} step {step.get('step_num')}: {last}")
+    return found
+
+
 def check(label: str, replay: Results, noop: Results) -> list[str]:
     """Replay scores 1 (or is a known-broken xfail); noop scores 0; both saw the same tasks."""
     problems = [
@@ -120,6 +144,7 @@ def main(argv: list[str]) -> int:
             run("replay", "replay", ["tasks"], argv, work),
             run("noop", "noop", ["tasks"], argv, work),
         )
+        problems += [f"tasks replay raised: {step}" for step in raised_steps(work / "replay")]
         examples = osworld_examples()
         if examples is None:
             print("selfcheck: OSWorld's examples are not here; its solved tasks are not checked")
@@ -133,6 +158,7 @@ def main(argv: list[str]) -> int:
                 work,
             )
             problems += check("osworld", replay, run("osworld-noop", "noop", targets, argv, work))
+            problems += [f"osworld replay raised: {step}" for step in raised_steps(work / "osworld-replay")]
     for problem in problems:
         print(f"selfcheck: {problem}")
     return 1 if problems else 0
