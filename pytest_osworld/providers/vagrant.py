@@ -48,8 +48,8 @@ Options (``--provider-arg KEY=VALUE``, all strings):
 ``server``          with ``image``: ``ours`` (default) deploys our guest server with a per-VM
                     token into the image (``vagrant/deploy_image.sh``); ``osworld`` talks
                     to the image's own server (no token: needs ``netns`` or
-                    ``network=host-only``);
-``network``         ``nat`` (default) or ``host-only``: the management network has no
+                    ``vm_network=host-only``);
+``vm_network``      ``nat`` (default) or ``host-only``: the management network has no
                     route out (an isolated libvirt network).
 
 This module owns the provider's lifecycle and its snapshot handling (start, the

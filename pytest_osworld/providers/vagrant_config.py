@@ -48,14 +48,14 @@ _OPTIONS = {
     "image",
     "image_file",
     "server",
-    "network",
+    "vm_network",
 }
 #: Why ``server=osworld`` needs an isolated network: the image's server has no token.
 OSWORLD_SERVER_EXPOSURE = (
     "vagrant provider option server=osworld talks to the image's own server, which has no "
     "token and runs any command it is sent (as a user with sudo), so it is allowed only where "
     "nothing but this host can reach the VM: add --provider-arg netns=NAME (a network "
-    "namespace, see vagrant/netns.sh) or --provider-arg network=host-only (an isolated "
+    "namespace, see vagrant/netns.sh) or --provider-arg vm_network=host-only (an isolated "
     "libvirt network), or use server=ours (the default: our server, with a per-VM token)"
 )
 
@@ -120,7 +120,7 @@ class VagrantOptions:
     image: str | None = None
     image_file: Path | None = None
     server: str = "ours"
-    network: str = "nat"
+    vm_network: str = "nat"
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> VagrantOptions:
@@ -135,7 +135,7 @@ class VagrantOptions:
         build = options.get("build") or None
         if build is not None and build not in ("minimal", "full"):
             raise ValueError(f"vagrant provider option build={build!r}: use minimal or full")
-        image, image_file, server, network = _image_options(options)
+        image, image_file, server, vm_network = _image_options(options)
         if image is not None and (box is not None or build is not None):
             raise ValueError("vagrant provider option image=osworld replaces box and build: give only one")
         if box is None and build is None and image is None:
@@ -143,7 +143,7 @@ class VagrantOptions:
                 "the vagrant provider needs --provider-arg box=NAME, build=minimal|full or "
                 "image=osworld with image_file=PATH"
             )
-        if server == "osworld" and not options.get("netns") and network != "host-only":
+        if server == "osworld" and not options.get("netns") and vm_network != "host-only":
             raise ValueError(OSWORLD_SERVER_EXPOSURE)
         if box is not None and not _BOX_RE.match(box):
             raise ValueError(f"vagrant provider option box={box!r}: not a box name (owner/name)")
@@ -201,12 +201,12 @@ class VagrantOptions:
             image=image,
             image_file=image_file,
             server=server,
-            network=network,
+            vm_network=vm_network,
         )
 
 
 def _image_options(options: dict[str, str]) -> tuple[str | None, Path | None, str, str]:
-    """``image``, ``image_file``, ``server`` and ``network``, checked together."""
+    """``image``, ``image_file``, ``server`` and ``vm_network``, checked together."""
     image = options.get("image") or None
     if image is not None and image != "osworld":
         raise ValueError(f"vagrant provider option image={image!r}: the one image known is osworld")
@@ -225,10 +225,10 @@ def _image_options(options: dict[str, str]) -> tuple[str | None, Path | None, st
         raise ValueError(
             "vagrant provider option server=osworld needs image=osworld (our boxes run our own server)"
         )
-    network = options.get("network") or "nat"
-    if network not in ("nat", "host-only"):
-        raise ValueError(f"vagrant provider option network={network!r}: use nat or host-only")
-    return image, image_file, server, network
+    vm_network = options.get("vm_network") or "nat"
+    if vm_network not in ("nat", "host-only"):
+        raise ValueError(f"vagrant provider option vm_network={vm_network!r}: use nat or host-only")
+    return image, image_file, server, vm_network
 
 
 def machine_name(worker_id: str) -> str:
@@ -273,7 +273,7 @@ def vagrant_env(
             "OSWORLD_MINIMAL": "1" if options.minimal else "0",
             "OSWORLD_BOOT_TIMEOUT": str(int(options.up_timeout)),
             "OSWORLD_IMAGE_SERVER": options.server if options.image else "",
-            "OSWORLD_MGMT_MODE": "none" if options.network == "host-only" else "nat",
+            "OSWORLD_MGMT_MODE": "none" if options.vm_network == "host-only" else "nat",
         }
     )
     if options.vagrant_home is not None:

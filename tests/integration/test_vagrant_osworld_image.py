@@ -83,11 +83,19 @@ def standin_image(netns: str, cache_dir: Path, tmp_path_factory: pytest.TempPath
     return image
 
 
-def _run_os_tasks(server: str, netns: str, cache_dir: Path, image: Path, results: Path) -> str:  # noqa: F811
+def _run_os_tasks(
+    server: str,
+    netns: str,  # noqa: F811
+    cache_dir: Path,  # noqa: F811
+    image: Path,
+    results: Path,
+    vm_network: str = "nat",
+) -> str:
     args = {
         "image": "osworld",
         "image_file": str(image),
         "server": server,
+        "vm_network": vm_network,
         "netns": netns,
         "storage_pool": "osworld",
         "libvirt_driver": "qemu",
@@ -155,8 +163,9 @@ def test_osworld_image_with_its_own_server(
     standin_image: Path,
     tmp_path: Path,
 ) -> None:
-    """server=osworld: the image's own token-less server, in the namespace; tasks/os passes."""
-    stdout = _run_os_tasks("osworld", netns, cache_dir, standin_image, tmp_path / "results")
+    """server=osworld: the image's own token-less server, in the namespace and on an isolated
+    (host-only) management network; tasks/os passes."""
+    stdout = _run_os_tasks("osworld", netns, cache_dir, standin_image, tmp_path / "results", "host-only")
     assert "NO TOKEN" in stdout and f"network namespace {netns}" in stdout
     _check_results(tmp_path / "results", _image_sha(cache_dir, standin_image), "osworld")
     assert _restores(cache_dir) >= len(OS_TASKS)

@@ -321,7 +321,7 @@ def test_token_less_osworld_server_on_a_reachable_network(pytester: pytest.Pytes
             "(command line --provider-arg): the 'vagrant' provider rejects it: vagrant provider "
             "option server=osworld talks to the image's own server, which has no token and runs "
             "any command it is sent (as a user with sudo), so it is allowed only where nothing but "
-            "this host can reach the VM: add --provider-arg netns=NAME*--provider-arg network=host-only*",
+            "this host can reach the VM: add --provider-arg netns=NAME*--provider-arg vm_network=host-only*",
         ]
     )
     assert not (pytester.path / "results").exists()

@@ -42,14 +42,14 @@ def _qcow2(path: Path, size: str = "64M") -> Path:
 
 def test_image_options(tmp_path: Path) -> None:
     opts = VagrantOptions.parse({"image": "osworld", "image_file": str(tmp_path / "Ubuntu.qcow2")})
-    assert (opts.image, opts.server, opts.network) == ("osworld", "ours", "nat")
+    assert (opts.image, opts.server, opts.vm_network) == ("osworld", "ours", "nat")
     assert opts.image_file == tmp_path / "Ubuntu.qcow2"
     opts = VagrantOptions.parse(
         {"image": "osworld", "image_file": "/i.zip", "server": "osworld", "netns": "osw"}
     )
     assert opts.server == "osworld"
     opts = VagrantOptions.parse(
-        {"image": "osworld", "image_file": "/i.zip", "server": "osworld", "network": "host-only"}
+        {"image": "osworld", "image_file": "/i.zip", "server": "osworld", "vm_network": "host-only"}
     )
     env = vagrant_env(
         opts,
@@ -75,7 +75,7 @@ def test_image_options(tmp_path: Path) -> None:
         ({"image": "osworld", "image_file": "/i.qcow2", "box": "b"}, "replaces box and build"),
         ({"image": "osworld", "image_file": "/i.qcow2", "server": "theirs"}, "use ours or osworld"),
         ({"box": "b", "server": "osworld", "netns": "n"}, "server=osworld needs image=osworld"),
-        ({"image": "osworld", "image_file": "/i.qcow2", "network": "bridged"}, "use nat or host-only"),
+        ({"image": "osworld", "image_file": "/i.qcow2", "vm_network": "bridged"}, "use nat or host-only"),
     ],
 )
 def test_bad_image_options(options: dict[str, str], message: str) -> None:
@@ -88,7 +88,7 @@ def test_osworld_server_on_a_reachable_network_is_a_usage_error() -> None:
     with pytest.raises(ValueError) as caught:
         VagrantProvider.check_options({"image": "osworld", "image_file": "/i.qcow2", "server": "osworld"})
     message = str(caught.value)
-    assert "no token" in message and "netns=NAME" in message and "network=host-only" in message
+    assert "no token" in message and "netns=NAME" in message and "vm_network=host-only" in message
 
 
 def _settings(tmp_path: Path, provider_args: dict[str, str]) -> Settings:
