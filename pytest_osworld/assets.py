@@ -181,19 +181,15 @@ __all__ = [
     "AssetMissing",
     "AssetTooLarge",
     "OSWorldError",
+    "check_assets_available",
     "default_cache_dir",
+    "task_asset_urls",
 ]
 
 
-def check_assets_available(task: Task, assets: AssetCache) -> None:
-    """Offline runs skip a task whose assets are not cached, before touching the desktop.
-
-    Raises :class:`~pytest_osworld.errors.AssetMissing` naming the first missing URL (a
-    skip in pytest, an error from the envs' ``reset``). Online, nothing is checked: the
-    setup steps download what they need.
-    """
-    if not assets.offline:
-        return
+def task_asset_urls(task: Task) -> list[str]:
+    """Every file ``task`` fetches through the asset cache: its ``download`` steps' URLs and
+    its ``cloud_file`` getters' paths, in task order."""
     urls = [
         f["url"] for step in task.config if step.type == "download" for f in step.parameters.get("files", [])
     ]
@@ -207,6 +203,18 @@ def check_assets_available(task: Task, assets: AssetCache) -> None:
             else [getter.config.get("path")]
         )
     ]
-    for url in urls:
-        if isinstance(url, str) and not assets.is_cached(url, task.path.parent):
+    return [url for url in urls if isinstance(url, str)]
+
+
+def check_assets_available(task: Task, assets: AssetCache) -> None:
+    """Offline runs skip a task whose assets are not cached, before touching the desktop.
+
+    Raises :class:`~pytest_osworld.errors.AssetMissing` naming the first missing URL (a
+    skip in pytest, an error from the envs' ``reset``). Online, nothing is checked: the
+    setup steps download what they need.
+    """
+    if not assets.offline:
+        return
+    for url in task_asset_urls(task):
+        if not assets.is_cached(url, task.path.parent):
             assets.fetch(url, task.path.parent)  # raises AssetMissing with the URL named

@@ -12,7 +12,8 @@ from pytest_osworld.task import Task
 
 #: The end of a skip reason for a task that needs the live web, with the enabling option.
 NO_NETWORK = (
-    "this run has no network access (--provider-arg network=shared gives the desktop the host's network)"
+    "this run has no network access (--provider-arg network=shared gives the local desktop the "
+    "host's network; a vagrant VM has one with vm_network=nat outside a netns)"
 )
 
 
@@ -30,7 +31,7 @@ class TaskContext:
     work_dir: Path
     client_password: str = "password"
     screen_size: tuple[int, int] = (1920, 1080)
-    #: Whether the environment may reach the live web (``--provider-arg network=shared``).
+    #: Whether the environment may reach the live web (``Provider.live_network``).
     network: bool = False
     #: The DevTools endpoint of the environment's Chrome, when the provider exposes one.
     cdp_url: str | None = None

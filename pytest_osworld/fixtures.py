@@ -26,7 +26,7 @@ from pytest_osworld.assets import AssetCache
 from pytest_osworld.assets import check_assets_available as check_assets_available  # re-exported
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
-from pytest_osworld.preflight import build_agent, close_agent, take_prebuilt_agent
+from pytest_osworld.preflight import build_agent, close_agent, provider_network, take_prebuilt_agent
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 from pytest_osworld.report.results import TaskRecorder
@@ -61,13 +61,12 @@ def osworld_provider(pytestconfig: pytest.Config, osworld_settings: Settings) ->
     """This worker's provider, started once per session and stopped at the end."""
     factory = PROVIDERS.get(osworld_settings.provider)
     work_dir = os.path.join(str(osworld_settings.results_dir), ".providers", worker_id(pytestconfig))
-    options = dict(osworld_settings.provider_args)
-    network = options.pop("network", "none")
+    options, network = provider_network(osworld_settings)
     config = ProviderConfig(
         worker_id=worker_id(pytestconfig),
         options=options,
         work_dir=work_dir,
-        network=network == "shared",
+        network=network,
     )
     provider = factory(config)
     provider.start()
@@ -162,7 +161,7 @@ def osworld_context(
         osworld_env,
         osworld_assets,
         osworld_recorder.work_dir(),
-        network=osworld_provider.config.network,
+        network=osworld_provider.live_network,
     )
     timings = task_timings(request.node)
     try:

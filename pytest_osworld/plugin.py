@@ -59,6 +59,7 @@ from pytest_osworld.selection import (  # noqa: F401
     pytest_collect_file,
     pytest_collection_modifyitems,
     pytest_ignore_collect,
+    pytest_report_collectionfinish,
 )
 from pytest_osworld.settings import SETTINGS_KEY, Settings, add_options, resolve
 from pytest_osworld.solutions import SOLUTIONS_KEY, load_solutions

@@ -95,6 +95,13 @@ PROVIDER_NETWORK = (
     "--provider-arg network={value!r} ({source}): expected network=none (the default: no network "
     "inside the desktop) or network=shared (the host's network, for tasks that need the live web)"
 )
+#: An explicit ``network=`` that the provider would ignore (``Provider.network_modes``); its
+#: ``network_instead`` says what sets the desktop's network there.
+PROVIDER_NETWORK_IGNORED = (
+    "--provider-arg network={value!r} ({source}): the {provider!r} provider would ignore it: "
+    "network= sets the local desktop's network, not this provider's desktop's.\n"
+    "  Fix: drop network={value}; {instead}"
+)
 #: Where each built-in provider's options are described.
 PROVIDER_DOCS = {
     "local": "docs/desktop.md, section 'Options', lists the local provider's options",
@@ -300,13 +307,35 @@ def close_agent(agent: object) -> None:
 # -- the provider's options ------------------------------------------------------------------
 
 
+def provider_network(settings: Settings) -> tuple[dict[str, str], bool]:
+    """The provider's own options (``network=`` taken out) and whether ``network=shared``
+    was given. A ``network=`` other than ``none``/``shared``, or one the provider would
+    ignore (not in its ``network_modes``), is a usage error; leaving it out never is."""
+    source = settings.sources.get("provider_args", "default")
+    options = dict(settings.provider_args)
+    if "network" not in options:
+        return options, False
+    network = options.pop("network")
+    if network not in ("none", "shared"):
+        raise pytest.UsageError(PROVIDER_NETWORK.format(value=network, source=source))
+    provider = PROVIDERS.get(settings.provider)
+    if network not in provider.network_modes:
+        honoured = ", ".join(f"network={mode}" for mode in provider.network_modes)
+        instead = provider.network_instead or (
+            f"the {settings.provider!r} provider honours {honoured or 'no network='}"
+        )
+        raise pytest.UsageError(
+            PROVIDER_NETWORK_IGNORED.format(
+                value=network, source=source, provider=settings.provider, instead=instead
+            )
+        )
+    return options, network == "shared"
+
+
 def check_provider_args(settings: Settings) -> None:
     """The provider's ``check_options`` and the shared ``network=`` option, as usage errors."""
     source = settings.sources.get("provider_args", "default")
-    options = dict(settings.provider_args)
-    network = options.pop("network", "none")
-    if network not in ("none", "shared"):
-        raise pytest.UsageError(PROVIDER_NETWORK.format(value=network, source=source))
+    options, _ = provider_network(settings)
     try:
         PROVIDERS.get(settings.provider).check_options(options)
     except ValueError as exc:

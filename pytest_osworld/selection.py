@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 from pytest_osworld.agent import AGENTS
+from pytest_osworld.assets import AssetCache
 from pytest_osworld.collect import TaskFile, TaskItem, is_task_file
 from pytest_osworld.fixtures import NO_AGENT
 from pytest_osworld.omniact.collect import OmniactFile, OmniactItem, omniact_file_for
 from pytest_osworld.preflight import check_run
+from pytest_osworld.reachability import no_network_line
 from pytest_osworld.settings import SETTINGS_KEY
 
 #: A JSON file named on the command line that is not a task.
@@ -40,6 +42,8 @@ NO_TASKS_FOUND = (
 
 #: Known-broken tasks of the run: {task id: reason}.
 KNOWN_BROKEN_KEY = pytest.StashKey[dict[str, str]]()
+#: The line a plain run prints after collection when its downloads cannot succeed.
+NO_NETWORK_KEY = pytest.StashKey[str]()
 
 
 def load_known_broken(path: Path | None) -> dict[str, str]:
@@ -163,6 +167,17 @@ def pytest_collection_modifyitems(
         # Before any desktop starts: the agent (built once, kept for the fixture) and
         # the results folder. The xdist controller does the same in xdist_hooks.
         check_run(config, settings, keep_agent=True)
+        assets = AssetCache(settings.asset_cache, offline=settings.offline)
+        line = no_network_line([item.task for item in tasks], assets)
+        if line is not None:
+            config.stash[NO_NETWORK_KEY] = line
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """Below "collected N items", before any task runs: the no-network line, when it applies
+    (the xdist controller writes it itself, in :mod:`~pytest_osworld.xdist_hooks`)."""
+    line = config.stash.get(NO_NETWORK_KEY, None)
+    return [line] if line else []
 
 
 def _selecting(config: pytest.Config) -> bool:

@@ -21,8 +21,9 @@ from pytest_osworld.collect import plain_failure, task_error_result
 from pytest_osworld.errors import OSWorldError
 from pytest_osworld.fixtures import NO_AGENT, recorder_for
 from pytest_osworld.preflight import check_run
+from pytest_osworld.reachability import announce_no_network
 from pytest_osworld.settings import Settings
-from pytest_osworld.task import load_task
+from pytest_osworld.task import Task, load_task
 
 #: result.json's reason for a task whose xdist worker died under it.
 WORKER_CRASHED = (
@@ -147,6 +148,17 @@ class XdistHooks:
                 NO_AGENT.format(names=", ".join(AGENTS.names())), returncode=pytest.ExitCode.USAGE_ERROR
             )
         check_run(self.config, self.settings, keep_agent=False)
+        announce_no_network(self.config, self.settings, self._tasks_of(ids))
+
+    def _tasks_of(self, ids: list[str]) -> list[Task]:
+        """The tasks behind a worker's collected node ids (each file once)."""
+        tasks = []
+        for path in dict.fromkeys(nodeid.split("::")[0] for nodeid in ids if ".json::" in nodeid):
+            try:
+                tasks.append(load_task(self.config.rootpath / path))
+            except (OSWorldError, OSError):
+                continue  # a broken file is its own collection error
+        return tasks
 
 
 #: The name this class had inside plugin.py.

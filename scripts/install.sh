@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One idempotent install of everything pytest-osworld's local desktop needs, on a fresh
-# Debian 12 / Ubuntu 22.04+ machine: apt packages, then a venv at .venv made from the
+# Debian 12 machine (the only host tried): apt packages, then a venv at .venv made from the
 # system python (so apt's pyatspi imports), then the package with all extras.
 #
 #   scripts/install.sh            # as root, or as a user with sudo

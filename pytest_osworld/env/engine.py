@@ -57,6 +57,8 @@ CRASHED = (
 )
 #: The message of ``step``/``evaluate`` called with no episode under way.
 NO_EPISODE = "no episode is under way: call reset(task_config=...) first"
+#: ``network=True`` for a provider that would ignore it (``Provider.network_modes``).
+NETWORK_IGNORED = "network=True: the {provider!r} provider would ignore it; {instead}"
 #: The message of ``evaluate`` on an environment reset without a task.
 NO_TASK = "this episode has no task to evaluate (reset() was called without task_config)"
 
@@ -122,6 +124,9 @@ class EpisodeEngine:
         self.assets = AssetCache(config.asset_cache or default_cache_dir(), offline=config.offline)
         try:
             factory = PROVIDERS.get(config.provider)
+            if config.network and "shared" not in factory.network_modes:
+                instead = factory.network_instead or "it honours no network=shared"
+                raise EnvError(NETWORK_IGNORED.format(provider=config.provider, instead=instead))
             self.provider: Provider = factory(
                 ProviderConfig(
                     worker_id=config.worker_id,
@@ -189,7 +194,7 @@ class EpisodeEngine:
             self.recorder = TaskRecorder(self.config.results_dir, space, obs, model, task.domain, task.id)
             task_work = self.recorder.work_dir()
         ctx = TaskContext.for_environment(
-            task, env, self.assets, task_work, network=self.provider.config.network
+            task, env, self.assets, task_work, network=self.provider.live_network
         )
         self._guarded("the setup steps", lambda: run_steps(ctx, task.config, timings=timings))
         self.context = ctx

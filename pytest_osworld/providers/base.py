@@ -47,9 +47,23 @@ class Provider(ABC):
     name: str = ""
     #: The desktop user's password (OSWorld tasks pipe it to ``sudo -S``).
     client_password: str = "password"
+    #: The values of the shared ``--provider-arg network=`` this provider honours. One whose
+    #: desktop's network is set some other way (a VM's own network, a desktop running
+    #: elsewhere) honours none: an explicit ``network=`` it would ignore is a usage error
+    #: (``PROVIDER_NETWORK_IGNORED``); leaving ``network=`` out is always fine.
+    network_modes: tuple[str, ...] = ("none", "shared")
+    #: What sets the desktop's network instead, ending that usage error (what to pass).
+    network_instead: str = ""
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
+
+    @property
+    def live_network(self) -> bool:
+        """Whether the desktop may reach the live web; steps and getters that load a live
+        page skip without it. ``network=shared`` here; a provider whose desktop's network
+        is set some other way says from its own settings."""
+        return self.config.network
 
     @classmethod
     def check_options(cls, options: dict[str, str]) -> None:

@@ -413,9 +413,16 @@ class LocalProvider(Provider):
 
     # -- the template ------------------------------------------------------------------------
 
+    def _template_log(self) -> Path:
+        """Where the last template build's output is kept (beside the templates)."""
+        return self.options.cache_dir / "templates" / f"{template_key()}.build.log"
+
     def _ensure_template(self) -> Path:
         return ensure_template(
-            self.options.cache_dir, rebuild=self.options.rebuild_template, build=self._build_template
+            self.options.cache_dir,
+            rebuild=self.options.rebuild_template,
+            build=self._build_template,
+            log=str(self._template_log()),
         )
 
     def _build_template(self, staging: Path) -> None:
@@ -428,4 +435,5 @@ class LocalProvider(Provider):
             python=self.options.python,
             screen=self.config.screen_size,
             timeout=self.options.template_timeout,
+            log_path=self._template_log(),
         )

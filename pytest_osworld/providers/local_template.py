@@ -5,17 +5,27 @@ provider's only snapshot). It is built once per content key by
 ``local_desktop/build_template.sh`` inside a sandbox, under a file lock in
 ``<cache_dir>/templates/``, through a staging folder so a build killed half-way leaves
 nothing that looks finished.
+
+A template is whole or not used: :data:`REQUIRED_FILES` lists what OSWorld's setup steps
+and getters read from it (per application installed on this host), a build is checked
+against that list before it is renamed into place (and retried a bounded number of times),
+and a cached template that fails the same check (an older version, a copy cut short) is
+rebuilt instead of used.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import shutil
+import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_osworld.errors import EnvironmentFailure
@@ -23,7 +33,106 @@ from pytest_osworld.providers.local_processes import Spawner
 from pytest_osworld.providers.local_sandbox import DESKTOP_DIR, bwrap_argv, sandbox_env
 
 #: Bump to invalidate every built template (also keyed on the build script's content).
-TEMPLATE_VERSION = "1"
+TEMPLATE_VERSION = "2"
+#: Builds tried before a template that keeps failing its check is an error.
+BUILD_ATTEMPTS = 3
+#: The error when every attempt built a template that is not whole.
+TEMPLATE_INCOMPLETE = (
+    "the local desktop's home template is incomplete after {attempts} builds: {missing}. "
+    "The build's log is {log}; the host is probably too loaded to start {apps} within the "
+    "build's waits: run again on a quieter machine, or with --provider-arg template_timeout=SECONDS"
+)
+
+
+@dataclass(frozen=True)
+class Required:
+    """Files a template must hold when ``program`` is installed (always, when it is None).
+
+    ``tables`` names the SQLite files among ``paths`` and a table each must have;
+    ``json`` the files that must parse as JSON objects.
+    """
+
+    program: str | None
+    paths: tuple[str, ...]
+    tables: tuple[tuple[str, str], ...] = ()
+    json: tuple[str, ...] = ()
+
+
+_CHROME = ".config/google-chrome"
+_LO_USER = ".config/libreoffice/4/user"
+#: What OSWorld's setup steps and getters read from a template, per application. The
+#: Chromium databases are the ones a racing build used to leave out (History, Cookies and
+#: Web Data are written by Chromium a moment after its start, not at once).
+REQUIRED_FILES: tuple[Required, ...] = (
+    Required(
+        None,
+        (
+            ".config/mimeapps.list",
+            ".config/vlc/vlcrc",
+            ".config/pulse/default.pa",
+            f"{_LO_USER}/registrymodifications.xcu",
+            f"{_CHROME}/First Run",
+            f"{_CHROME}/Default/Preferences",
+        ),
+        json=(f"{_CHROME}/Default/Preferences",),
+    ),
+    Required(
+        "chromium",
+        (
+            f"{_CHROME}/Local State",
+            f"{_CHROME}/Default/History",
+            f"{_CHROME}/Default/Cookies",
+            f"{_CHROME}/Default/Web Data",
+        ),
+        tables=(
+            (f"{_CHROME}/Default/History", "urls"),
+            (f"{_CHROME}/Default/Cookies", "cookies"),
+            (f"{_CHROME}/Default/Web Data", "keywords"),
+        ),
+        json=(f"{_CHROME}/Local State",),
+    ),
+    Required("soffice", (f"{_LO_USER}/extensions",)),
+    Required("gimp", (".config/GIMP/2.10/gimprc", ".config/GIMP/2.10/pluginrc")),
+)
+
+
+def missing_template_files(home: Path, *, installed: Callable[[str], bool] | None = None) -> list[str]:
+    """What ``home`` lacks of :data:`REQUIRED_FILES`, as readable problems ([] when whole).
+
+    ``installed(program)`` says whether an application's files are required (default: the
+    program is on this host's ``PATH``, which the sandbox shares).
+    """
+    is_installed = installed or (lambda program: shutil.which(program) is not None)
+    problems: list[str] = []
+    for required in REQUIRED_FILES:
+        if required.program is not None and not is_installed(required.program):
+            continue
+        for rel in required.paths:
+            if not (home / rel).exists():
+                problems.append(f"{rel} is missing")
+        for rel, table in required.tables:
+            if (home / rel).is_file() and not _has_table(home / rel, table):
+                problems.append(f"{rel} has no {table!r} table")
+        for rel in required.json:
+            if (home / rel).is_file() and not _is_json_object(home / rel):
+                problems.append(f"{rel} is not a JSON object")
+    return problems
+
+
+def _has_table(path: Path, table: str) -> bool:
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True) as db:
+            row = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
+    except sqlite3.DatabaseError:
+        return False
+    return row is not None
+
+
+def _is_json_object(path: Path) -> bool:
+    try:
+        return isinstance(json.loads(path.read_bytes()), dict)
+    except (OSError, ValueError):
+        return False
 
 
 def template_key() -> str:
@@ -42,12 +151,23 @@ def local_image() -> str:
     return f"home template {template_key()} on {system}"
 
 
-def ensure_template(cache_dir: Path, *, rebuild: bool, build: Callable[[Path], None]) -> Path:
+def ensure_template(
+    cache_dir: Path,
+    *,
+    rebuild: bool,
+    build: Callable[[Path], None],
+    check: Callable[[Path], list[str]] = missing_template_files,
+    attempts: int = BUILD_ATTEMPTS,
+    log: str = "the build log",
+) -> Path:
     """The built template under ``cache_dir``, building it with ``build(staging)`` if needed.
 
-    Runs under the key's file lock: stale staging folders are removed, a finished
-    template is reused unless ``rebuild``, and a new build is renamed into place only
-    when ``build`` returns.
+    Runs under the key's file lock: stale staging folders are removed, a finished template
+    that passes ``check`` is reused unless ``rebuild`` (one that fails it is rebuilt, and
+    the reason is said on stderr), and a new build is renamed into place only when
+    ``build`` returns and ``check`` finds nothing missing. A build that is not whole is
+    tried again, up to ``attempts`` builds; then :class:`EnvironmentFailure` names what is
+    missing and ``log`` (where the build's output is).
     """
     from filelock import FileLock
 
@@ -62,19 +182,43 @@ def ensure_template(cache_dir: Path, *, rebuild: bool, build: Callable[[Path], N
         for stale in root.glob(f"{key}.staging-*"):
             shutil.rmtree(stale, ignore_errors=True)
         if done.exists() and target.is_dir() and not rebuild:
-            return target
-        if rebuild:
-            done.unlink(missing_ok=True)
+            problems = check(target)
+            if not problems:
+                return target
+            _say(f"the cached desktop template {target} is not whole ({'; '.join(problems)}); rebuilding it")
+        done.unlink(missing_ok=True)
         shutil.rmtree(target, ignore_errors=True)
-        staging = Path(tempfile.mkdtemp(prefix=f"{key}.staging-", dir=root))
-        try:
-            build(staging)
-            staging.rename(target)
-        except BaseException:
+        problems = []
+        for attempt in range(1, attempts + 1):
+            staging = Path(tempfile.mkdtemp(prefix=f"{key}.staging-", dir=root))
+            try:
+                build(staging)
+                problems = check(staging)
+                if not problems:
+                    staging.rename(target)
+                    break
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
             shutil.rmtree(staging, ignore_errors=True)
-            raise
+            if attempt < attempts:
+                _say(
+                    f"the desktop template build {attempt} is not whole ({'; '.join(problems)}); trying again"
+                )
+        else:
+            apps = sorted({p.split("/")[1] for p in problems if p.startswith(".config/")}) or ["its apps"]
+            raise EnvironmentFailure(
+                TEMPLATE_INCOMPLETE.format(
+                    attempts=attempts, missing="; ".join(problems), log=log, apps=", ".join(apps)
+                )
+            )
         done.write_text(time.strftime("%Y-%m-%dT%H:%M:%S"))
     return target
+
+
+def _say(message: str) -> None:
+    """One line on stderr: the template's state is worth a person's eye, not an error."""
+    print(f"pytest-osworld: {message}", file=sys.stderr, flush=True)
 
 
 def build_template(
@@ -85,11 +229,13 @@ def build_template(
     python: str,
     screen: tuple[int, int],
     timeout: float,
+    log_path: Path,
 ) -> None:
     """Run ``build_template.sh`` in a sandbox (no network) whose home is ``staging``.
 
     ``work`` is the provider's work folder (generated ``etc/``, the build's control
-    folder and log). Raises :class:`EnvironmentFailure` with the log's tail on failure.
+    folder); the build's output goes to ``log_path``. Raises :class:`EnvironmentFailure`
+    with the log's tail on failure.
     """
     ctl = work / "template-ctl"
     ctl.mkdir(exist_ok=True)
@@ -102,7 +248,6 @@ def build_template(
         etc_dir=str(work / "etc"),
         command=["/bin/bash", str(DESKTOP_DIR / "build_template.sh")],
     )
-    log_path = work / "template-build.log"
     with log_path.open("wb") as log:
         proc = spawner.call(
             lambda: subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)

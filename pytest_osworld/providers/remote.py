@@ -9,9 +9,13 @@ refuses to run unless the user opts in with ``--provider-arg allow_no_reset=1``.
 Options (``--provider-arg``):
 
 - ``pool``: a file with one desktop per line, ``URL [TOKEN]`` (``#`` comments allowed);
-- ``urls``: the same inline, entries separated by ``,`` as ``URL`` or ``URL#TOKEN``;
+- ``urls``: the same inline, entries separated by ``,`` as ``URL`` or ``URL#TOKEN``
+  (``pool`` or ``urls``, not both);
 - ``allow_no_reset``: ``1`` to accept that state leaks between tasks;
 - ``lock_dir``: where the claims are kept (default under the user cache folder).
+
+The shared ``network=`` option is refused: a desktop's network is whatever the pool's
+desktops have, so steps and getters that load a live page are not skipped here.
 """
 
 from __future__ import annotations
@@ -35,6 +39,11 @@ NO_RESET = (
     "what the previous one left behind and scores would not be comparable; pass "
     "--provider-arg allow_no_reset=1 to run anyway (for smoke tests), or use the local or "
     "vagrant provider for scored runs"
+)
+#: ``pool`` and ``urls`` together: one of them would be ignored.
+POOL_AND_URLS = (
+    "the remote provider takes its desktops from pool=FILE or from urls=URL[#TOKEN],..., and "
+    "with both it would ignore urls: give one (put every desktop in the pool file, or all in urls)"
 )
 
 
@@ -79,6 +88,12 @@ class RemoteProvider(Provider):
     """Claims one desktop of the pool for this worker; health-checks it before each task."""
 
     name = "remote"
+    network_modes: tuple[str, ...] = ()
+    network_instead = (
+        "a remote desktop's network is whatever the pool's desktops have, which pytest-osworld "
+        "does not change: set it up on those desktops (steps that load a live page run there "
+        "as they are), or use the local provider, which honours network=none|shared"
+    )
 
     def __init__(self, config: ProviderConfig) -> None:
         super().__init__(config)
@@ -98,9 +113,16 @@ class RemoteProvider(Provider):
             raise ValueError(f"unknown remote provider option(s) {unknown}; known: {list(OPTIONS)}")
         cls.load_pool(options)
 
+    @property
+    def live_network(self) -> bool:
+        """Always: the desktops have whatever network they have, so nothing is skipped for it."""
+        return True
+
     @staticmethod
     def load_pool(options: dict[str, str]) -> list[RemoteDesktop]:
         """The pool from ``pool=FILE`` or ``urls=...``."""
+        if "pool" in options and "urls" in options:
+            raise ValueError(POOL_AND_URLS)
         if "pool" in options:
             try:
                 return parse_pool(Path(options["pool"]).read_text())

@@ -50,7 +50,15 @@ Options (``--provider-arg KEY=VALUE``, all strings):
                     to the image's own server (no token: needs ``netns`` or
                     ``vm_network=host-only``);
 ``vm_network``      ``nat`` (default) or ``host-only``: the management network has no
-                    route out (an isolated libvirt network).
+                    route out (an isolated libvirt network). This, not the shared
+                    ``network=`` option (refused here), sets the VM's network; steps and
+                    getters that load a live page run on ``nat`` without ``netns``.
+
+An option that would be ignored in the mode given is refused with the options (a usage
+error): ``box`` with ``build``; ``minimal`` without ``provision``; ``provision`` with
+``image``; ``libvirt_uri``, ``libvirt_driver``, ``storage_pool``, ``vm_network=host-only``,
+``image`` or ``build`` with ``vagrant_provider=virtualbox``; ``host_port`` with libvirt;
+``guest_port`` other than 5000 with ``server=osworld``.
 
 This module owns the provider's lifecycle and its snapshot handling (start, the
 ``osworld-ready`` snapshot, restore before each task, destroy) and runs every ``vagrant``
@@ -130,6 +138,12 @@ class VagrantProvider(Provider):
     """One Vagrant VM per worker; a restore is ``vagrant snapshot restore``."""
 
     name = "vagrant"
+    network_modes: tuple[str, ...] = ()
+    network_instead = (
+        "a VM's network is set by the vagrant provider's vm_network option: pass --provider-arg "
+        "vm_network=host-only for an isolated libvirt network with no route out, or leave "
+        "vm_network=nat (the default) for NAT with a route out through the hypervisor"
+    )
 
     def __init__(self, config: ProviderConfig) -> None:
         super().__init__(config)
@@ -152,6 +166,12 @@ class VagrantProvider(Provider):
     def check_options(cls, options: dict[str, str]) -> None:
         """Raise ``ValueError`` naming a bad ``--provider-arg`` before the run starts."""
         VagrantOptions.parse(options)
+
+    @property
+    def live_network(self) -> bool:
+        """The VM reaches the live web on NAT (``vm_network=nat``) outside a ``netns``: a
+        namespace made by ``vagrant/netns.sh`` has no route out, nor has ``host-only``."""
+        return self.options.vm_network == "nat" and self.options.netns is None
 
     def describe(self) -> str:
         """Provider, box, hypervisor and screen, for the report header."""

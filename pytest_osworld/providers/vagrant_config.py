@@ -59,6 +59,41 @@ OSWORLD_SERVER_EXPOSURE = (
     "libvirt network), or use server=ours (the default: our server, with a per-VM token)"
 )
 
+#: Options that mean something only in some modes: given in another, they would be ignored
+#: (or break the VM later), so they are refused when the options are parsed.
+BOX_WITH_BUILD = (
+    "vagrant provider option build={build} builds and uses its own box, so box={box} would be "
+    "ignored: give box=NAME (and box_file=PATH to import it) or build=minimal|full, not both"
+)
+MINIMAL_WITHOUT_PROVISION = (
+    "vagrant provider option minimal=1 only changes what provision=1 installs (provision.sh "
+    "--minimal), so without provision=1 it would be ignored: add provision=1 (a base box), "
+    "or use build=minimal (the offline minimal box)"
+)
+PROVISION_WITH_IMAGE = (
+    "vagrant provider option provision=1 turns a base box into our desktop; image=osworld is "
+    "OSWorld's finished desktop, not a base box: drop provision (and minimal)"
+)
+LIBVIRT_ONLY = (
+    "vagrant provider option {key}={value} is for vagrant_provider=libvirt; with "
+    "vagrant_provider=virtualbox it would be ignored: drop it, or use vagrant_provider=libvirt"
+)
+LIBVIRT_BOX_WITH_VIRTUALBOX = (
+    "vagrant provider option {key}={value} makes a libvirt box, which VirtualBox cannot boot: "
+    "use vagrant_provider=libvirt (the default), or a VirtualBox box=NAME"
+)
+HOST_PORT_WITH_LIBVIRT = (
+    "vagrant provider option host_port={port} is the host port VirtualBox forwards to the "
+    "guest; with vagrant_provider=libvirt the provider reaches the guest at the VM's own "
+    "address (through a relay when netns is set), so it would be ignored: drop host_port, "
+    "or use vagrant_provider=virtualbox"
+)
+GUEST_PORT_WITH_OSWORLD_SERVER = (
+    "vagrant provider option guest_port={port} moves our guest server; with server=osworld the "
+    "image's own server listens on 5000 whatever guest_port says: drop guest_port, or use "
+    "server=ours"
+)
+
 
 class VagrantError(EnvironmentFailure):
     """A Vagrant command, the VM or its guest server failed; the message has the logs."""
@@ -174,6 +209,7 @@ class VagrantOptions:
         host_port = int(_number(options, "host_port", 1, integer=True)) if "host_port" in options else None
         if host_port is not None and host_port > 65535:
             raise ValueError(f"vagrant provider option host_port={host_port}: not a port")
+        _refuse_ignored(options, box=box, build=build, image=image, server=server, port=port)
         default_cache = (
             Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-osworld" / "vagrant"
         )
@@ -229,6 +265,32 @@ def _image_options(options: dict[str, str]) -> tuple[str | None, Path | None, st
     if vm_network not in ("nat", "host-only"):
         raise ValueError(f"vagrant provider option vm_network={vm_network!r}: use nat or host-only")
     return image, image_file, server, vm_network
+
+
+def _refuse_ignored(
+    options: dict[str, str], *, box: str | None, build: str | None, image: str | None, server: str, port: int
+) -> None:
+    """``ValueError`` for an option given where it would be ignored (each value already valid)."""
+    if box is not None and build is not None:
+        raise ValueError(BOX_WITH_BUILD.format(build=build, box=box))
+    provision = _flag(options, "provision")
+    if _flag(options, "minimal") and not provision:
+        raise ValueError(MINIMAL_WITHOUT_PROVISION)
+    if provision and image is not None:
+        raise ValueError(PROVISION_WITH_IMAGE)
+    if options.get("vagrant_provider", "libvirt") == "virtualbox":
+        for key, value in (("image", image), ("build", build)):
+            if value is not None:
+                raise ValueError(LIBVIRT_BOX_WITH_VIRTUALBOX.format(key=key, value=value))
+        for key in ("libvirt_uri", "libvirt_driver", "storage_pool"):
+            if options.get(key):
+                raise ValueError(LIBVIRT_ONLY.format(key=key, value=options[key]))
+        if options.get("vm_network") == "host-only":
+            raise ValueError(LIBVIRT_ONLY.format(key="vm_network", value="host-only"))
+    elif "host_port" in options:
+        raise ValueError(HOST_PORT_WITH_LIBVIRT.format(port=options["host_port"]))
+    if server == "osworld" and port != 5000:
+        raise ValueError(GUEST_PORT_WITH_OSWORLD_SERVER.format(port=port))
 
 
 def machine_name(worker_id: str) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_osworld import preflight
+from pytest_osworld.providers.vagrant import VagrantProvider
 
 SPY_CONFTEST = """
 from pathlib import Path
@@ -340,6 +341,85 @@ def test_bad_network_provider_arg_from_the_ini(pytester: pytest.Pytester, spy: P
     )
 
 
+VAGRANT_NETWORK_FIX = (
+    "  Fix: drop network={value}; a VM's network is set by the vagrant provider's vm_network option: "
+    "pass --provider-arg vm_network=host-only for an isolated libvirt network with no route out, or "
+    "leave vm_network=nat (the default) for NAT with a route out through the hypervisor"
+)
+
+
+@pytest.mark.parametrize("value", ["none", "shared"])
+def test_network_given_to_vagrant_is_refused(pytester: pytest.Pytester, spy: Path, value: str) -> None:
+    """A VM always has its own network: network= would be ignored, so it is an error naming vm_network."""
+    args = ["--provider-arg", "box=osworld/b", "--provider-arg", f"network={value}"]
+    result = pytester.runpytest("tasks", "--agent=noop", "--provider=vagrant", *args)
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --provider-arg network='{value}' (command line --provider-arg): the 'vagrant' "
+            "provider would ignore it: network= sets the local desktop's network, not this "
+            "provider's desktop's.",
+            VAGRANT_NETWORK_FIX.format(value=value),
+        ]
+    )
+    assert not (pytester.path / "results").exists()
+
+
+@pytest.mark.parametrize("value", ["none", "shared"])
+def test_network_given_to_remote_is_refused(pytester: pytest.Pytester, spy: Path, value: str) -> None:
+    _ini(pytester, "osworld_provider_args =", "    urls=http://10.0.0.5:5000", f"    network={value}")
+    result = pytester.runpytest("tasks", "--agent=noop", "--provider=remote")
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --provider-arg network='{value}' (ini osworld_provider_args): the 'remote' "
+            "provider would ignore it: network= sets the local desktop's network, not this "
+            "provider's desktop's.",
+            f"  Fix: drop network={value}; a remote desktop's network is whatever the pool's desktops "
+            "have, which pytest-osworld does not change: set it up on those desktops (steps that load "
+            "a live page run there as they are), or use the local provider, which honours "
+            "network=none|shared",
+        ]
+    )
+
+
+@pytest.mark.parametrize("provider", ["vagrant", "remote"])
+def test_no_network_given_is_fine_for_every_provider(
+    pytester: pytest.Pytester, spy: Path, provider: str
+) -> None:
+    """Leaving network= out is never an error: only an explicit value the provider would ignore."""
+    args = {"vagrant": "box=osworld/b", "remote": "urls=http://10.0.0.5:5000"}[provider]
+    result = pytester.runpytest("tasks", f"--provider={provider}", "--provider-arg", args, "--collect-only")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize("value", ["none", "shared"])
+def test_local_honours_network(pytester: pytest.Pytester, spy: Path, value: str) -> None:
+    result = pytester.runpytest(
+        "tasks", "--provider=local", "--provider-arg", f"network={value}", "--collect-only"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    assert "ERROR: " not in result.stderr.str()
+
+
+def test_vagrant_option_that_would_be_ignored(pytester: pytest.Pytester, spy: Path) -> None:
+    """A vagrant option given where the provider would not use it is refused with the rest."""
+    args = ["--provider-arg", "box=osworld/b", "--provider-arg", "vagrant_provider=virtualbox"]
+    args += ["--provider-arg", "storage_pool=osworld"]
+    result = pytester.runpytest("tasks", "--agent=noop", "--provider=vagrant", *args)
+    _usage_error(result, spy)
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --provider-arg box=osworld/b vagrant_provider=virtualbox storage_pool=osworld "
+            "(command line --provider-arg): the 'vagrant' provider rejects it: vagrant provider option "
+            "storage_pool=osworld is for vagrant_provider=libvirt; with vagrant_provider=virtualbox it "
+            "would be ignored: drop it, or use vagrant_provider=libvirt.",
+            "  Fix: correct or drop that --provider-arg; docs/vagrant.md, section 'Options', lists the "
+            "vagrant provider's options",
+        ]
+    )
+
+
 def test_results_folder_behind_a_file(pytester: pytest.Pytester, spy: Path) -> None:
     (pytester.path / "afile").write_text("not a folder")
     result = pytester.runpytest("tasks", "--agent=noop", "--results-dir=afile/results")
@@ -427,6 +507,15 @@ def test_templates_are_the_module_constants() -> None:
         assert getattr(preflight, name).startswith(preflight.AGENT_PREFIX)
     assert "{source}" in preflight.RESULTS_NOT_WRITABLE
     assert "{source}" in preflight.PROVIDER_ARG_REJECTED
+    assert "{source}" in preflight.PROVIDER_NETWORK_IGNORED
+    for value in ("none", "shared"):
+        assert (
+            VAGRANT_NETWORK_FIX.format(value=value)
+            == "  "
+            + preflight.PROVIDER_NETWORK_IGNORED.format(
+                value=value, source="s", provider="vagrant", instead=VagrantProvider.network_instead
+            ).split("\n  ")[1]
+        )
 
 
 def test_osworld_agent_that_is_not_installed(pytester: pytest.Pytester, spy: Path, monkeypatch) -> None:

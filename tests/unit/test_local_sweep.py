@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.providers.base import ProviderConfig
 from pytest_osworld.providers.local import (
-    LocalProvider,
     process_start,
     sweep_stale_runs,
     template_key,
     write_run_record,
 )
+from pytest_osworld.providers.local_template import ensure_template
 
 
 def dead_pid() -> tuple[int, str]:
@@ -122,6 +121,10 @@ def test_a_template_build_killed_half_way_leaves_no_staging_folder(tmp_path: Pat
     (templates / f"{key}.done").write_text("built")
     stale = templates / f"{key}.staging-abc123"
     (stale / ".config").mkdir(parents=True)
-    provider = LocalProvider(ProviderConfig(worker_id="main", options={"cache_dir": str(tmp_path)}))
-    assert provider._ensure_template() == templates / key
+
+    def no_build(staging: Path) -> None:
+        raise AssertionError("a finished template was built again")
+
+    # The finished template passes its check here (the check itself: test_local_template.py).
+    assert ensure_template(tmp_path, rebuild=False, build=no_build, check=lambda home: []) == templates / key
     assert not stale.exists()

@@ -6,7 +6,7 @@ import pytest
 
 from pytest_osworld.errors import EnvironmentFailure
 from pytest_osworld.providers.base import ProviderConfig
-from pytest_osworld.providers.remote import RemoteDesktop, RemoteProvider, parse_pool
+from pytest_osworld.providers.remote import POOL_AND_URLS, RemoteDesktop, RemoteProvider, parse_pool
 
 
 def test_pool_file_lines() -> None:
@@ -32,6 +32,37 @@ def test_inline_urls() -> None:
 def test_bad_options(options, message) -> None:
     with pytest.raises(ValueError, match=message):
         RemoteProvider.check_options(options)
+
+
+def test_pool_and_urls_together_are_refused(tmp_path: Path) -> None:
+    """With both, urls would be ignored: a ValueError (a usage error) saying to give one."""
+    pool = tmp_path / "pool.txt"
+    pool.write_text("http://a:1\n")
+    with pytest.raises(ValueError) as caught:
+        RemoteProvider.check_options({"pool": str(pool), "urls": "http://b:2"})
+    assert str(caught.value) == POOL_AND_URLS
+    RemoteProvider.check_options({"pool": str(pool)})
+    RemoteProvider.check_options({"urls": "http://b:2"})
+
+
+def test_network_is_the_desktops_own() -> None:
+    """No shared ``network=`` (refused); live pages are not skipped on these desktops."""
+    assert RemoteProvider.network_modes == ()
+    assert "whatever the pool's desktops have" in RemoteProvider.network_instead
+    provider = RemoteProvider(ProviderConfig(worker_id="gw0", options={"urls": "http://a:1"}))
+    assert provider.live_network
+
+
+def test_network_true_in_the_python_api_is_refused_too() -> None:
+    """The envs' ``network=True`` is ``network=shared``: refused where it would be ignored."""
+    from pytest_osworld.env.engine import NETWORK_IGNORED, EngineConfig, EnvError, EpisodeEngine
+
+    config = EngineConfig(provider="remote", provider_options={"urls": "http://a:1"}, network=True)
+    with pytest.raises(EnvError) as caught:
+        EpisodeEngine(config)
+    assert str(caught.value) == NETWORK_IGNORED.format(
+        provider="remote", instead=RemoteProvider.network_instead
+    )
 
 
 def test_refused_without_opting_in_to_no_reset(tmp_path: Path) -> None:

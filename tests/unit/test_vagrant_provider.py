@@ -22,6 +22,15 @@ from pytest_osworld.providers.vagrant import (
     vagrant_command,
     vagrant_env,
 )
+from pytest_osworld.providers.vagrant_config import (
+    BOX_WITH_BUILD,
+    GUEST_PORT_WITH_OSWORLD_SERVER,
+    HOST_PORT_WITH_LIBVIRT,
+    LIBVIRT_BOX_WITH_VIRTUALBOX,
+    LIBVIRT_ONLY,
+    MINIMAL_WITHOUT_PROVISION,
+    PROVISION_WITH_IMAGE,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = REPO / "pytest_osworld" / "providers" / "local_desktop" / "packages.txt"
@@ -101,6 +110,81 @@ def test_all_options(tmp_path):
 def test_bad_options(options, message):
     with pytest.raises(ValueError, match=message):
         VagrantOptions.parse(options)
+
+
+IMAGE = {"image": "osworld", "image_file": "/images/Ubuntu.qcow2"}
+VBOX = {"box": "b", "vagrant_provider": "virtualbox"}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"box": "b", "build": "minimal"}, BOX_WITH_BUILD.format(build="minimal", box="b")),
+        ({"box": "b", "box_file": "/b.box", "build": "full"}, BOX_WITH_BUILD.format(build="full", box="b")),
+        ({"box": "b", "minimal": "1"}, MINIMAL_WITHOUT_PROVISION),
+        ({"build": "minimal", "minimal": "1", "provision": "0"}, MINIMAL_WITHOUT_PROVISION),
+        ({**IMAGE, "provision": "1"}, PROVISION_WITH_IMAGE),
+        ({**IMAGE, "provision": "1", "minimal": "1"}, PROVISION_WITH_IMAGE),
+        (
+            {**IMAGE, "vagrant_provider": "virtualbox"},
+            LIBVIRT_BOX_WITH_VIRTUALBOX.format(key="image", value="osworld"),
+        ),
+        (
+            {"build": "full", "vagrant_provider": "virtualbox"},
+            LIBVIRT_BOX_WITH_VIRTUALBOX.format(key="build", value="full"),
+        ),
+        (
+            {**VBOX, "libvirt_uri": "qemu:///system"},
+            LIBVIRT_ONLY.format(key="libvirt_uri", value="qemu:///system"),
+        ),
+        ({**VBOX, "libvirt_driver": "kvm"}, LIBVIRT_ONLY.format(key="libvirt_driver", value="kvm")),
+        ({**VBOX, "storage_pool": "osworld"}, LIBVIRT_ONLY.format(key="storage_pool", value="osworld")),
+        ({**VBOX, "vm_network": "host-only"}, LIBVIRT_ONLY.format(key="vm_network", value="host-only")),
+        ({"box": "b", "host_port": "15000"}, HOST_PORT_WITH_LIBVIRT.format(port="15000")),
+        ({"box": "b", "netns": "osw", "host_port": "15000"}, HOST_PORT_WITH_LIBVIRT.format(port="15000")),
+        (
+            {**IMAGE, "server": "osworld", "netns": "osw", "guest_port": "5001"},
+            GUEST_PORT_WITH_OSWORLD_SERVER.format(port=5001),
+        ),
+    ],
+)
+def test_options_that_would_be_ignored_are_refused(options, message):
+    """An option given in a mode that does not use it is a ValueError (a usage error) naming
+    it and what to use instead, never silently dropped."""
+    with pytest.raises(ValueError) as caught:
+        VagrantProvider.check_options(options)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"box": "b", "provision": "1", "minimal": "1"},
+        {"build": "minimal", "provision": "1", "minimal": "1"},
+        {"box": "b", "minimal": "0"},
+        {**VBOX, "host_port": "15001", "vm_network": "nat", "memory": "1024", "cpus": "1"},
+        {"box": "b", "libvirt_uri": "qemu:///system", "storage_pool": "osworld", "vm_network": "host-only"},
+        {**IMAGE, "memory": "4096", "cpus": "4", "provision": "0", "guest_port": "5001"},
+        {**IMAGE, "server": "osworld", "vm_network": "host-only", "guest_port": "5000"},
+    ],
+)
+def test_options_used_in_their_mode_are_accepted(options):
+    VagrantProvider.check_options(options)
+
+
+def test_network_is_the_vms_own(tmp_path):
+    """No shared ``network=`` for a VM: vm_network sets it, and says whether live pages load."""
+    assert VagrantProvider.network_modes == ()
+    assert "vm_network=host-only" in VagrantProvider.network_instead
+    assert "vm_network=nat" in VagrantProvider.network_instead
+
+    def live(**options: str) -> bool:
+        config = ProviderConfig(worker_id="gw0", options={"box": "b", "cache_dir": str(tmp_path), **options})
+        return VagrantProvider(config).live_network
+
+    assert live()
+    assert not live(vm_network="host-only")
+    assert not live(netns="osw")
 
 
 def test_machine_names():

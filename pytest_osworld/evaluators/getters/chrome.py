@@ -178,7 +178,8 @@ def get_history(ctx: TaskContext, config: dict[str, Any]) -> list[list[Any]]:
 
 
 def get_cookie_data(ctx: TaskContext, config: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every cookie as ``{host_key, name, path}``."""
+    """Every cookie as ``{host_key, name, path}``, from the profile's ``Default/Cookies``
+    (where Chrome and Chromium on Linux keep them, and where OSWorld's getter reads)."""
     path = _sqlite_copy(ctx, "Cookies", config.get("dest", "Cookies"))
     rows = _query(path, "SELECT host_key, name, path FROM cookies")
     return [{"host_key": h, "name": n, "path": p} for h, n, p in rows]

@@ -56,11 +56,34 @@ cat >"$CHROME/Default/Preferences" <<'JSON'
  "profile": {"password_manager_enabled": false, "exit_type": "Normal", "exited_cleanly": true}}
 JSON
 # One headless start creates the profile's databases (History, Cookies, Web Data), which
-# OSWorld's update_browse_history step and history/cookie getters expect to exist.
+# OSWorld's update_browse_history step and history/cookie getters read. Chromium writes
+# them a moment after it starts, so the build waits for them (a start that exits on its
+# own, e.g. --dump-dom, can end before they are written on a loaded host), then ends
+# Chromium with SIGTERM, its clean shutdown. The provider checks the result (REQUIRED_FILES
+# in local_template.py) and builds again when something is still missing.
+chrome_ready() {
+    local db
+    for db in History Cookies "Web Data"; do [ -s "$CHROME/Default/$db" ] || return 1; done
+    [ -s "$CHROME/Local State" ]
+}
 if command -v chromium >/dev/null; then
-    timeout 60 chromium --headless=new --user-data-dir="$CHROME" --no-first-run --disable-gpu \
+    chromium --headless=new --user-data-dir="$CHROME" --no-first-run --disable-gpu \
         --disable-background-networking --disable-component-update --disable-sync \
-        --dump-dom about:blank >/dev/null 2>&1 || log "chromium profile init failed"
+        about:blank >/dev/null 2>&1 &
+    chrome_pid=$!
+    waited=0
+    until chrome_ready || ! kill -0 "$chrome_pid" 2>/dev/null || [ "$waited" -ge 1200 ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    chrome_ready || log "chromium's profile databases did not appear within $((waited / 10)) s"
+    # SIGTERM is Chromium's clean shutdown: it commits its databases and saves
+    # Preferences and Local State on the way out.
+    kill -TERM "$chrome_pid" 2>/dev/null || true
+    wait "$chrome_pid" 2>/dev/null || true
+    # A SIGTERM ends the session as "SessionEnded"; a profile closed by the user says
+    # "Normal", which is what OSWorld's image would hold.
+    sed -i 's/"exit_type":"SessionEnded"/"exit_type":"Normal"/' "$CHROME/Default/Preferences" 2>/dev/null || true
     rm -rf "$CHROME/Default/"{Cache,"Code Cache",GPUCache,DawnGraphiteCache,DawnWebGPUCache} \
         "$CHROME/"{GrShaderCache,ShaderCache,GraphiteDawnCache} 2>/dev/null || true
 fi
