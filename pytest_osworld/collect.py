@@ -268,8 +268,9 @@ def _save_recording(guest: Any, recorder: TaskRecorder, item: pytest.Item) -> No
 
 def provenance(task: Task, settings: Settings, provider: str, image: str | None = None) -> dict[str, Any]:
     """Where a result came from: the task file, the plugin, the provider and its image, host
-    and worker, the agent. ``image`` is None when no environment came up."""
-    return {
+    and worker, the agent, and with ``--shard`` the shard and its run's task fingerprint.
+    ``image`` is None when no environment came up."""
+    data: dict[str, Any] = {
         "task_file": str(task.path),
         "task_sha256": task.sha256,
         "plugin_version": __version__,
@@ -284,6 +285,14 @@ def provenance(task: Task, settings: Settings, provider: str, image: str | None 
         "action_space": settings.action_space,
         "solutions": str(settings.solutions) if settings.solutions else None,
     }
+    return data | shard_provenance(settings)
+
+
+def shard_provenance(settings: Settings) -> dict[str, Any]:
+    """``shard`` ("K/N") and ``shard_tasks_sha256`` with ``--shard``; empty without it."""
+    if settings.shard is None:
+        return {}
+    return {"shard": settings.shard_label, "shard_tasks_sha256": settings.shard_tasks_sha256}
 
 
 def error_result(item: TaskItem, settings: Settings, reason: str, steps: int = 0) -> TaskResult:

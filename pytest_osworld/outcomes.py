@@ -19,6 +19,7 @@ from pytest_osworld.errors import AgentFailure, EnvironmentFailure, OSWorldError
 from pytest_osworld.host import host_name, worker_name
 from pytest_osworld.omniact.collect import OmniactItem
 from pytest_osworld.report.results import TaskRecorder
+from pytest_osworld.report.summary import result_verdict, verdict_of
 from pytest_osworld.settings import SETTINGS_KEY
 
 
@@ -46,6 +47,7 @@ def pytest_runtest_makereport(
         report.when = "setup"
     if item.osworld_result is None and (report.failed or report.skipped) and call.when != "teardown":
         _record_unscored(item, report, excinfo)
+    _keep_verdict(item, verdict_of(report))
     data: dict[str, Any] = {
         "domain": item.task.domain,
         "task_id": item.task.id,
@@ -56,6 +58,21 @@ def pytest_runtest_makereport(
         data["outcome"] = item.osworld_result["outcome"]
     report.osworld = data  # type: ignore[attr-defined]
     return report
+
+
+def _keep_verdict(item: TaskItem, verdict: str | None) -> None:
+    """Add ``pytest_outcome`` to the task's result.json when pytest's verdict is not the one
+    its outcome stands for (an xfail, a strict xpass, an error in teardown), so the summary
+    made from results folders (``pytest-osworld merge``) counts what the terminal counted."""
+    result = item.osworld_result
+    if verdict is None or result is None:
+        return
+    current = result_verdict(result)
+    if verdict == current or (verdict == "passed" and "pytest_outcome" in result):
+        return  # the same summary rule: a later pass never hides an earlier problem
+    result["pytest_outcome"] = verdict
+    if item.osworld_recorder is not None:
+        item.osworld_recorder.annotate({"pytest_outcome": verdict})
 
 
 def _omniact_report(
@@ -107,5 +124,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         ("plugin_version", __version__),
         ("host", host_name()),
         ("worker", worker_name()),
+        *([("shard", settings.shard_label)] if settings.shard else []),
     ):
         item.user_properties.append((name, value))

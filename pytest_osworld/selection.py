@@ -2,8 +2,8 @@
 
 This module owns the collection hooks: ``pytest_collect_file`` (OSWorld and OmniACT task
 JSON files), ``pytest_ignore_collect`` (never inside the results folder), and
-``pytest_collection_modifyitems`` (``--manifest``, ``--skip-done``, ``--known-broken``,
-and the run's checks once the tasks to run are known).
+``pytest_collection_modifyitems`` (``--manifest``, ``--shard`` (see :mod:`.shards`),
+``--skip-done``, ``--known-broken``, and the run's checks once the tasks to run are known).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pytest_osworld.omniact.collect import OmniactFile, OmniactItem, omniact_fil
 from pytest_osworld.preflight import check_run
 from pytest_osworld.reachability import no_network_line
 from pytest_osworld.settings import SETTINGS_KEY
+from pytest_osworld.shards import apply_shard
 
 #: A JSON file named on the command line that is not a task.
 NOT_A_TASK = (
@@ -123,7 +124,8 @@ def load_manifest(path: Path) -> set[tuple[str, str]]:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Apply ``--manifest``, ``--skip-done`` and ``--known-broken``; check the run if it has tasks."""
+    """Apply ``--manifest``, ``--shard``, ``--skip-done`` and ``--known-broken``, in that order;
+    check the run if it has tasks."""
     settings = config.stash[SETTINGS_KEY]
     if settings.manifest is not None:
         wanted = load_manifest(settings.manifest)
@@ -136,6 +138,8 @@ def pytest_collection_modifyitems(
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
+    apply_shard(config, items)
+    settings = config.stash[SETTINGS_KEY]
     if settings.skip_done and settings.results_dir.is_dir():
         from pytest_osworld.report.resume import completed_tasks
 
@@ -181,7 +185,7 @@ def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
 
 
 def _selecting(config: pytest.Config) -> bool:
-    """Whether -k, -m, --deselect, --manifest or --skip-done may have deselected every task."""
+    """Whether -k, -m, --deselect, --manifest, --shard or --skip-done may have deselected every task."""
     settings = config.stash[SETTINGS_KEY]
     options = config.option
     return bool(
@@ -190,6 +194,7 @@ def _selecting(config: pytest.Config) -> bool:
         or getattr(options, "deselect", None)
         or settings.manifest
         or settings.skip_done
+        or settings.shard
     )
 
 

@@ -6,6 +6,7 @@ the value, where it came from and what is accepted.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,13 @@ from pytest_osworld.assets import default_cache_dir
 
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
+#: What a bad ``--shard`` value is told.
+SHARD_PROBLEM = "expected K/N, two whole numbers with 1 <= K <= N, such as 2/4"
+#: ``--shard-durations`` given without ``--shard``: it would be ignored.
+SHARD_DURATIONS_ALONE = "has no effect without --shard K/N (set both, or neither)"
+#: ``--shard-durations`` naming something that is not a folder.
+NO_RESULTS_FOLDER = "no such results folder"
+_SHARD_RE = re.compile(r"^\s*([0-9]+)\s*/\s*([0-9]+)\s*$")
 
 BAD_VALUE = "{name}={value!r} ({source}): {problem}"
 
@@ -185,6 +193,22 @@ OPTIONS: tuple[Option, ...] = (
         "JSON file of reference solutions by task path ('os/<id>.json'), played by --agent=replay",
         metavar="FILE",
     ),
+    Option(
+        "shard",
+        "--shard",
+        "osworld_shard",
+        "run only shard K of N: every task is in exactly one shard, the same on every machine; "
+        "combine the shards' results folders with 'pytest-osworld merge'",
+        metavar="K/N",
+    ),
+    Option(
+        "shard_durations",
+        "--shard-durations",
+        "osworld_shard_durations",
+        "balance the shards by the task durations in an earlier run's results folder "
+        "(default: by task counts per domain)",
+        metavar="RESULTS",
+    ),
 )
 
 
@@ -212,7 +236,18 @@ class Settings:
     skip_done: bool = False
     rescore: Path | None = None
     record: bool = False
+    #: ``(K, N)`` with ``--shard K/N``; None runs every task.
+    shard: tuple[int, int] | None = None
+    shard_durations: Path | None = None
+    #: Set at collection when sharded: the sha256 of every task of the whole run before the
+    #: split (:func:`pytest_osworld.shards.tasks_fingerprint`), equal in all its shards.
+    shard_tasks_sha256: str | None = None
     sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def shard_label(self) -> str | None:
+        """``"K/N"`` when sharded, else None."""
+        return f"{self.shard[0]}/{self.shard[1]}" if self.shard else None
 
     def header_lines(self) -> list[str]:
         """The active settings, for the report header."""
@@ -221,7 +256,8 @@ class Settings:
             f"osworld: agent={self.agent or '(none)'}{model} provider={self.provider} "
             f"observation={self.observation_type} actions={self.action_space} "
             f"max_steps={self.max_steps} pass>={self.pass_threshold:g}"
-            + (" offline" if self.offline else ""),
+            + (" offline" if self.offline else "")
+            + (f" shard={self.shard_label}" if self.shard else ""),
             f"osworld: results={self.results_dir} asset_cache={self.asset_cache}"
             + (f" solutions={self.solutions}" if self.solutions else ""),
         ]
@@ -319,6 +355,16 @@ def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
     return convert
 
 
+def _shard(value: Any) -> tuple[int, int]:
+    match = _SHARD_RE.match(str(value))
+    if match is None:
+        raise ValueError
+    index, count = int(match.group(1)), int(match.group(2))
+    if not 1 <= index <= count:
+        raise ValueError
+    return index, count
+
+
 def _pairs(value: Any) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for item in value:
@@ -361,6 +407,20 @@ def resolve(config: pytest.Config) -> Settings:
     manifest = existing_file("manifest", "--manifest")
     known = existing_file("known_broken", "--known-broken")
     solutions = existing_file("solutions", "--solutions")
+    shard = get("shard", _shard, SHARD_PROBLEM) if values["shard"] else None
+    durations = Path(values["shard_durations"]) if values["shard_durations"] else None
+    if durations is not None:
+        problem = None if shard else SHARD_DURATIONS_ALONE
+        problem = problem or (None if durations.is_dir() else NO_RESULTS_FOLDER)
+        if problem:
+            raise pytest.UsageError(
+                BAD_VALUE.format(
+                    name="--shard-durations",
+                    value=str(durations),
+                    source=sources["shard_durations"],
+                    problem=problem,
+                )
+            )
     return Settings(
         agent=values["agent"] or None,
         agent_args=get("agent_args", _pairs, "expected key=value"),
@@ -388,5 +448,7 @@ def resolve(config: pytest.Config) -> Settings:
         skip_done=bool(values["skip_done"]),
         rescore=Path(values["rescore"]) if values["rescore"] else None,
         record=bool(values["record"]),
+        shard=shard,
+        shard_durations=durations,
         sources=sources,
     )

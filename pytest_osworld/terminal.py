@@ -21,7 +21,7 @@ from _pytest.config import create_terminal_writer
 
 from pytest_osworld import __version__
 from pytest_osworld.collect import TaskItem
-from pytest_osworld.report.summary import TaskRecord, summarize
+from pytest_osworld.report.summary import SUMMARY_TITLE, TaskRecord, summary_lines, verdict_of
 from pytest_osworld.settings import SETTINGS_KEY, Settings
 
 
@@ -162,6 +162,7 @@ class SummaryPlugin:
             outcome=outcome,
             score=float(score) if score is not None else (previous.score if previous else None),
             infeasible=bool(data["infeasible"]),
+            task_id=self.task_ids[report.nodeid],
         )
 
         if report.when == "teardown" and time.monotonic() - self._last_report > self.REPORT_INTERVAL:
@@ -186,36 +187,17 @@ class SummaryPlugin:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print success rate and mean score overall, per category, domain and feasibility."""
-        lines = summarize(self.records.values())
+        lines = summary_lines(self.records.values(), self.settings.repeat)
         if not lines:
             return
-        terminalreporter.section("OSWorld summary")
+        terminalreporter.section(SUMMARY_TITLE)
         for line in lines:
             terminalreporter.line(line)
-        if self.settings.repeat > 1:
-            from pytest_osworld.report.stats import summarize_repeats
-
-            trials = [
-                (self.task_ids[nodeid], record.outcome == "passed")
-                for nodeid, record in self.records.items()
-                if record.outcome in ("passed", "failed", "error")
-            ]
-            if trials:
-                terminalreporter.line(f"repeats ({self.settings.repeat} runs of each task):")
-                for line in summarize_repeats(trials).lines():
-                    terminalreporter.line(f"  {line}")
         terminalreporter.line(f"results: {self.settings.results_dir.resolve()}")
         if self.report_path is not None:
             terminalreporter.line(f"report:  {self.report_path.resolve().as_uri()}")
 
 
 def _outcome_of(report: pytest.TestReport) -> str | None:
-    if hasattr(report, "wasxfail"):
-        return "xpassed" if report.passed else "xfailed"
-    if report.skipped:
-        return "skipped"
-    if report.failed:
-        return "error" if report.when != "call" else "failed"
-    if report.when == "call":
-        return "passed"
-    return None
+    """The old name of :func:`~pytest_osworld.report.summary.verdict_of`."""
+    return verdict_of(report)

@@ -9,40 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
-
-# ---- APT_PACKAGES ------------------------------------------------------------------------
-# The list is shared with the VM boxes (vagrant/provision.sh) so the two never drift.
-PACKAGES_FILE=pytest_osworld/providers/local_desktop/packages.txt
-packages_of() {  # packages_of AWK_PROGRAM: the packages of the sections it selects
-    awk "$1" "$PACKAGES_FILE" | sed -e 's/#.*//' | tr -s ' \t' '\n' | sed '/^$/d'
-}
-mapfile -t APT_PACKAGES < <(packages_of '/^## /{skip=($0 ~ /without recommends/)} !skip')
-mapfile -t APT_PACKAGES_BARE < <(packages_of '/^## /{on=($0 ~ /without recommends/)} on')
-# -------------------------------------------------------------------------------------------
-
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update
-$SUDO apt-get install -y "${APT_PACKAGES[@]}"
-$SUDO apt-get install -y --no-install-recommends "${APT_PACKAGES_BARE[@]}"
-
-# ---- SSH: hosts of a distributed run ------------------------------------------------------
-# Every host of a run spread over machines (pytest-xdist over SSH, docs/scaling.md) needs
-# an SSH server, and the controller a client; the tests start sshd processes of their own.
-# The package's service must not start here (a server on all addresses that nobody asked
-# for): a policy-rc.d that refuses service starts is in place during the install only,
-# unless the machine already has one.
-if ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q "install ok installed"; then
-    if [ -e /usr/sbin/policy-rc.d ]; then
-        $SUDO apt-get install -y --no-install-recommends openssh-server openssh-client
-    else
-        printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
-        $SUDO chmod 755 /usr/sbin/policy-rc.d
-        $SUDO apt-get install -y --no-install-recommends openssh-server openssh-client \
-            || { $SUDO rm -f /usr/sbin/policy-rc.d; exit 1; }
-        $SUDO rm -f /usr/sbin/policy-rc.d
-    fi
-fi
+# ---- APT (and the host check): scripts/install-apt.sh -------------------------------------
+./scripts/install-apt.sh
 # -------------------------------------------------------------------------------------------
 
 # ---- PIP ----------------------------------------------------------------------------------
@@ -80,11 +48,14 @@ elif [ ! -f "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION" ]; then
     NODE_GYP="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
     NODE_DIR="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
     GYP_FLAGS=(rebuild --release --loglevel=error)
-    [ -f "$NODE_DIR/include/node/node.h" ] && GYP_FLAGS+=(--nodedir="$NODE_DIR")
+    # The installed Node's own headers, so node-gyp never downloads them.
+    NODEDIR_FLAGS=()
+    [ -f "$NODE_DIR/include/node/node.h" ] && NODEDIR_FLAGS=(--nodedir="$NODE_DIR")
+    GYP_FLAGS+=("${NODEDIR_FLAGS[@]}")
     for module in "$CODE_SERVER"/lib/vscode/node_modules/{node-pty,@vscode/spdlog,native-watchdog}; do
         (cd "$module" && node "$NODE_GYP" "${GYP_FLAGS[@]}" >/dev/null)
     done
-    npm rebuild --prefix "$CODE_SERVER_PREFIX" --build-from-source --loglevel=error argon2 >/dev/null
+    npm rebuild --prefix "$CODE_SERVER_PREFIX" --build-from-source "${NODEDIR_FLAGS[@]}" --loglevel=error argon2 >/dev/null
     # What code-server's postinstall does besides installing: the asar folder and CLI links.
     ln -sfn node_modules "$CODE_SERVER/lib/vscode/node_modules.asar"
     ln -sf code-linux.sh "$CODE_SERVER/lib/vscode/bin/remote-cli/code-server"

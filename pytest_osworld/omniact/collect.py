@@ -20,7 +20,7 @@ from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_osworld import __version__
 from pytest_osworld.agent import Agent, Observation
-from pytest_osworld.collect import normalise_app, plain_failure
+from pytest_osworld.collect import normalise_app, plain_failure, shard_provenance
 from pytest_osworld.errors import OSWorldError, TaskFileError
 from pytest_osworld.omniact.prompt import one_shot_instruction
 from pytest_osworld.omniact.score import TaskScore, score_script
@@ -252,6 +252,7 @@ def _record(
                 "agent": settings.agent,
                 "model": settings.model,
                 "benchmark": "omniact",
-            },
+            }
+            | shard_provenance(settings),
         )
     )

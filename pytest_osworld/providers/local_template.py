@@ -260,4 +260,25 @@ def build_template(
             code = -1
     if code != 0:
         tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
-        raise EnvironmentFailure(f"building the local desktop template failed (exit {code}):\n{tail}")
+        raise EnvironmentFailure(
+            f"building the local desktop template failed (exit {code}):\n{tail}{sandbox_hint(tail)}"
+        )
+
+
+#: Files by which a process knows it runs in a Podman or Docker container.
+CONTAINER_MARKERS = (Path("/run/.containerenv"), Path("/.dockerenv"))
+#: What to add when bubblewrap itself failed inside a container: the engine's flags.
+IN_A_CONTAINER = (
+    "\nThis runs in a container, whose engine keeps bubblewrap from making the desktop's "
+    "sandbox: run the container with --security-opt unmask=ALL --security-opt seccomp=unconfined "
+    "(Podman), or --security-opt systempaths=unconfined --security-opt seccomp=unconfined (Docker; "
+    "with AppArmor also apparmor=unconfined); README.md, section 'Any host: the container image'"
+)
+
+
+def sandbox_hint(log_tail: str, markers: tuple[Path, ...] = CONTAINER_MARKERS) -> str:
+    """The container engine's flags, when bubblewrap failed (``bwrap:`` in the log) inside a
+    container; '' otherwise."""
+    if "bwrap:" in log_tail and any(marker.exists() for marker in markers):
+        return IN_A_CONTAINER
+    return ""

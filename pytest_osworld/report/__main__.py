@@ -3,6 +3,8 @@
 ``python -m pytest_osworld.report build RESULTS`` writes (or refreshes) the HTML report of a
 results folder; ``python -m pytest_osworld.report compare A B [--out FILE]`` writes the
 page comparing two results folders. Both print the path of the page they wrote.
+``python -m pytest_osworld.report merge RESULTS... --out DIR`` is ``pytest-osworld merge``
+(:mod:`pytest_osworld.report.merge`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_osworld.cli import Command, add_commands
 from pytest_osworld.report.compare import COMPARISON_NAME, ComparisonError, write_comparison
 from pytest_osworld.report.html import write_report
 
@@ -36,12 +39,17 @@ def parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--label-a", help="the name shown for A (default: its folder's name)")
     compare.add_argument("--label-b", help="the name shown for B (default: its folder's name)")
+    add_commands(commands, ["merge"])
     return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (2 for a folder that cannot be read)."""
+    """Run the command line; return the exit status (2 for a folder that cannot be read, or
+    runs that ``merge`` refuses)."""
     args = parser().parse_args(argv)
+    command: Command | None = getattr(args, "osworld_command", None)
+    if command is not None:
+        return command.run(args)
     if args.command == "build":
         if not args.results.is_dir():
             print(f"error: {args.results} is not a folder", file=sys.stderr)

@@ -158,8 +158,14 @@ def write_if_changed(path: Path, text: str) -> None:
 
 
 def run_line(tasks: list[TaskView]) -> str:
-    """Agent, model, provider and plugin version(s), from the results' provenance."""
-    seen: dict[str, set[str]] = {"agent": set(), "model": set(), "provider": set(), "plugin_version": set()}
+    """Agent, model, provider, plugin version(s) and shard(s), from the results' provenance."""
+    seen: dict[str, set[str]] = {
+        "agent": set(),
+        "model": set(),
+        "provider": set(),
+        "plugin_version": set(),
+        "shard": set(),
+    }
     for task in tasks:
         provenance = (task.result or {}).get("provenance")
         if isinstance(provenance, dict):

@@ -159,6 +159,20 @@ class TaskRecorder:
             handle.flush()
             os.fsync(handle.fileno())
 
+    def annotate(self, fields: dict[str, Any]) -> None:
+        """Add ``fields`` to the ``result.json`` already written (atomically; no-op without one)."""
+        path = self.dir / "result.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(data, dict):
+            return
+        data.update(fields)
+        tmp = self.dir / "result.json.tmp"
+        tmp.write_text(json.dumps(data, indent=2, default=str))
+        os.replace(tmp, path)
+
     def finish(self, result: TaskResult) -> None:
         """Write ``result.json`` always, and ``result.txt`` when there is a score."""
         tmp = self.dir / "result.json.tmp"

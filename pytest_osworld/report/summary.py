@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pytest_osworld.report.stats import summarize_repeats
+
+if TYPE_CHECKING:
+    import pytest
 
 #: The paper's categories by domain.
 CATEGORIES: dict[str, str] = {
@@ -24,6 +30,20 @@ CATEGORIES: dict[str, str] = {
 }
 
 
+#: The heading of the summary section (the terminal's, and a merge's ``summary.txt``).
+SUMMARY_TITLE = "OSWorld summary"
+
+#: The pytest verdict a ``result.json`` outcome stands for, unless the result says otherwise
+#: in ``pytest_outcome`` (an xfail, a strict xpass, an error in teardown).
+RESULT_VERDICTS: dict[str, str] = {
+    "passed": "passed",
+    "failed": "failed",
+    "eval_error": "failed",
+    "error": "error",
+    "skipped": "skipped",
+}
+
+
 @dataclass(frozen=True)
 class TaskRecord:
     """One task's final state, as the summary needs it."""
@@ -33,6 +53,44 @@ class TaskRecord:
     outcome: str  # passed | failed | error | skipped | xfailed | xpassed
     score: float | None
     infeasible: bool
+    #: The task id, which the repeats' statistics group by ("" means: the node id).
+    task_id: str = ""
+
+
+def verdict_of(report: pytest.TestReport) -> str | None:
+    """The summary's outcome of one report: passed, failed, error, skipped, xfailed, xpassed;
+    None for a passing setup or teardown (they say nothing about the task)."""
+    if hasattr(report, "wasxfail"):
+        return "xpassed" if report.passed else "xfailed"
+    if report.skipped:
+        return "skipped"
+    if report.failed:
+        return "error" if report.when != "call" else "failed"
+    if report.when == "call":
+        return "passed"
+    return None
+
+
+def result_verdict(result: dict[str, Any]) -> str:
+    """The pytest verdict of a ``result.json``: its ``pytest_outcome``, else its outcome's."""
+    kept = result.get("pytest_outcome")
+    if isinstance(kept, str) and kept:
+        return kept
+    return RESULT_VERDICTS.get(str(result.get("outcome")), "error")
+
+
+def record_of_result(result: dict[str, Any]) -> TaskRecord:
+    """The summary's record of one ``result.json`` (what its run's terminal summary counted)."""
+    score = result.get("score")
+    task_id = str(result.get("task_id", ""))
+    return TaskRecord(
+        nodeid=str(result.get("nodeid") or task_id),
+        domain=str(result.get("domain", "")),
+        outcome=result_verdict(result),
+        score=float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
+        infeasible=bool(result.get("infeasible")),
+        task_id=task_id,
+    )
 
 
 @dataclass
@@ -120,6 +178,24 @@ def summarize(records: Iterable[TaskRecord]) -> list[str]:
                 group.add(record)
         if group.total:
             lines += [f"{title.split(' ')[0]}, separately:", group.row()]
+    return lines
+
+
+def summary_lines(records: Iterable[TaskRecord], repeat: int = 1) -> list[str]:
+    """What the terminal's "OSWorld summary" section prints above the results folder:
+    :func:`summarize`, then with ``repeat`` > 1 pass@1, its interval and pass@k."""
+    records = list(records)
+    lines = summarize(records)
+    if not lines or repeat <= 1:
+        return lines
+    trials = [
+        (record.task_id or record.nodeid, record.outcome == "passed")
+        for record in records
+        if record.outcome in ("passed", "failed", "error")
+    ]
+    if trials:
+        lines.append(f"repeats ({repeat} runs of each task):")
+        lines += [f"  {line}" for line in summarize_repeats(trials).lines()]
     return lines
 
 

@@ -11,9 +11,11 @@ import pytest
 from pytest_osworld.errors import EnvironmentFailure
 from pytest_osworld.providers.local_template import (
     BUILD_ATTEMPTS,
+    IN_A_CONTAINER,
     REQUIRED_FILES,
     ensure_template,
     missing_template_files,
+    sandbox_hint,
     template_key,
 )
 
@@ -179,3 +181,13 @@ def test_rebuild_replaces_a_whole_template(tmp_path: Path) -> None:
     ensure_template(tmp_path, rebuild=False, build=build, check=check)
     target = ensure_template(tmp_path, rebuild=True, build=build, check=check)
     assert (target / "build-number").read_text() == "2"
+
+
+def test_bubblewrap_failing_in_a_container_names_the_engine_flags(tmp_path: Path) -> None:
+    marker = tmp_path / ".containerenv"
+    failed = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted"
+    assert sandbox_hint(failed, (marker,)) == ""  # not in a container
+    marker.write_text("")
+    assert sandbox_hint(failed, (marker,)) == IN_A_CONTAINER
+    assert "unmask=ALL" in IN_A_CONTAINER and "systempaths=unconfined" in IN_A_CONTAINER
+    assert sandbox_hint("template: soffice init failed", (marker,)) == ""  # not bubblewrap's

@@ -271,7 +271,7 @@ def test_tail_missing(tmp_path):
 
 
 def _packages(section: str | None) -> list[str]:
-    """The package list as install.sh (all) and provision.sh (--minimal: core) read it."""
+    """The package list as install-apt.sh (all) and provision.sh (--minimal: core) read it."""
     awk = "1" if section is None else "/^## core/{on=1;next} /^## /{on=0} on"
     out = subprocess.run(
         ["bash", "-c", f"awk '{awk}' \"$0\" | sed -e 's/#.*//' | tr -s ' \\t' '\\n' | sed '/^$/d'", PACKAGES],
@@ -290,7 +290,7 @@ def test_shared_package_list():
         assert needed in core
     for app in ("libreoffice-calc", "chromium", "gimp", "vlc"):
         assert app in everything and app not in core
-    install = (REPO / "scripts" / "install.sh").read_text()
+    install = (REPO / "scripts" / "install-apt.sh").read_text()
     assert "local_desktop/packages.txt" in install
     provision = (REPO / "vagrant" / "provision.sh").read_text()
     assert "packages.txt" in provision
