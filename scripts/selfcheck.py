@@ -10,6 +10,10 @@ Where OSWorld's examples are at hand (``../shared/osworld/examples``, or the fol
 ``--solutions`` must score 1 (a known-broken task must stay a strict xfail), and noop must
 score 0 on every one of them, known-broken ones included.
 
+The main command's replay runs a second time as three shards (``--shard K/3``) in three
+processes, merged with ``pytest-osworld merge``: every task's outcome and score, and the
+summary's rates, must be those of the run in one process.
+
 In both replay runs no solution step may raise (``action_errors`` in ``traj.jsonl``), even
 in a task that passes: such a step is a wait that timed out or a click that missed.
 
@@ -37,9 +41,12 @@ KNOWN_BROKEN = ROOT / "tasks" / "osworld_known_broken.txt"
 Results = dict[str, tuple[str, float | None]]
 
 
-def run(label: str, agent: str, targets: list[str], extra: list[str], workdir: Path) -> Results:
-    """Run pytest with ``agent`` on ``targets``; return {test id: (outcome, score)}."""
-    junit = workdir / f"{label}.xml"
+def run(
+    label: str, agent: str, targets: list[str], extra: list[str], workdir: Path, junit: Path | None = None
+) -> Results:
+    """Run pytest with ``agent`` on ``targets`` into ``workdir/label``; return {test id:
+    (outcome, score)} from its JUnit report (``workdir/label.xml`` unless ``junit``)."""
+    junit = junit or workdir / f"{label}.xml"
     command = [
         sys.executable,
         "-m",
@@ -57,6 +64,11 @@ def run(label: str, agent: str, targets: list[str], extra: list[str], workdir: P
     subprocess.run(command, cwd=ROOT, check=False)
     if not junit.is_file():
         raise SystemExit(f"selfcheck: pytest wrote no JUnit report for {label}")
+    return read_junit(junit)
+
+
+def read_junit(junit: Path) -> Results:
+    """{test id: (outcome, score)} of a JUnit report."""
     results: Results = {}
     for case in ET.parse(junit).getroot().iter("testcase"):
         name = f"{case.get('classname')}::{case.get('name')}"
@@ -73,6 +85,48 @@ def run(label: str, agent: str, targets: list[str], extra: list[str], workdir: P
         score = props.get("score")
         results[name] = (outcome, float(score) if score is not None else None)
     return results
+
+
+def rates(results_dir: Path) -> list[str]:
+    """The summary's rate lines of a results folder, as the terminal and the merge print them."""
+    from pytest_osworld.report.resume import read_result, task_folders
+    from pytest_osworld.report.summary import record_of_result, summary_lines
+
+    found = [read_result(folder) for folder in task_folders(results_dir)]
+    return summary_lines([record_of_result(r) for r in found if r is not None])
+
+
+def check_shards(
+    label: str, targets: list[str], extra: list[str], workdir: Path, whole: Results
+) -> list[str]:
+    """The run of agent ``label`` again as three separate processes (``--shard K/3``),
+    merged with ``pytest-osworld merge``: per-task outcomes, scores and summary rates must
+    be those of the run in one process (``whole``, in ``workdir/label``), with one HTML
+    report."""
+    shards = 3
+    parts = [f"{label}-shard-{k}" for k in range(1, shards + 1)]
+    for k, part in enumerate(parts, 1):
+        shard = [f"--shard={k}/{shards}", *extra]
+        run(part, label, targets, shard, workdir, junit=workdir / part / "junit.xml")
+    merged = workdir / f"{label}-merged"
+    merge = str(Path(sys.executable).parent / "pytest-osworld")
+    command = [merge, "merge", *(str(workdir / p) for p in parts), "--out", str(merged)]
+    print("+", " ".join(command), flush=True)
+    done = subprocess.run(command, cwd=ROOT, check=False)
+    if done.returncode != 0:
+        return [f"{label}: pytest-osworld merge of {shards} shards exited with {done.returncode}"]
+    problems = []
+    combined = read_junit(merged / "junit.xml")
+    for name in sorted(set(whole) | set(combined)):
+        if whole.get(name) != combined.get(name):
+            problems.append(f"{label} {name}: {whole.get(name)} in one run, {combined.get(name)} merged")
+    if rates(workdir / label) != rates(merged):
+        problems.append(f"{label}: merged rates {rates(merged)}, one run's {rates(workdir / label)}")
+    if not (merged / "index.html").is_file():
+        problems.append(f"{label}: the merge wrote no HTML report")
+    verdict = "as in one run" if not problems else "NOT as in one run"
+    print(f"selfcheck: {label}: {shards} shards merged: {len(combined)} tasks, {verdict}", flush=True)
+    return problems
 
 
 def osworld_examples() -> Path | None:
@@ -139,11 +193,10 @@ def main(argv: list[str]) -> int:
     """Run both agents on our tasks and on OSWorld's solved ones; print a verdict."""
     with tempfile.TemporaryDirectory(prefix="osworld-selfcheck-") as tmp:
         work = Path(tmp)
-        problems = check(
-            "tasks",
-            run("replay", "replay", ["tasks"], argv, work),
-            run("noop", "noop", ["tasks"], argv, work),
-        )
+        replay = run("replay", "replay", ["tasks"], argv, work)
+        problems = check("tasks", replay, run("noop", "noop", ["tasks"], argv, work))
+        # The main command again, as three shards in three processes, merged.
+        problems += check_shards("replay", ["tasks"], argv, work, replay)
         problems += [f"tasks replay raised: {step}" for step in raised_steps(work / "replay")]
         examples = osworld_examples()
         if examples is None:
