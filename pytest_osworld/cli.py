@@ -1,9 +1,11 @@
 """The ``pytest-osworld`` command: subcommands from a registry.
 
 ``pytest-osworld merge RESULTS... --out DIR`` combines results folders (the shards of one
-run) into one. Each subcommand is a :class:`Command` registered by name in
-:data:`COMMANDS`, lazily (``"module:attr"``), so a subcommand's imports load only when the
-command line is parsed; another package adds its own with ``COMMANDS.register``.
+run) into one; ``pytest-osworld prove PATHS`` checks that tasks prove themselves (their
+reference solution scores 1, doing nothing 0). Each subcommand is a :class:`Command`
+registered by name in :data:`COMMANDS`, lazily (``"module:attr"``), so a subcommand's
+imports load only when the command line is parsed; another package adds its own with
+``COMMANDS.register``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Command:
 #: Every subcommand of ``pytest-osworld``, by name.
 COMMANDS: Registry[Command] = Registry("command")
 COMMANDS.register("merge", "pytest_osworld.report.merge:COMMAND")
+COMMANDS.register("prove", "pytest_osworld.prove:COMMAND")
 
 
 def add_commands(

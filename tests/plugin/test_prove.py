@@ -1,0 +1,204 @@
+"""``pytest-osworld prove``: lint, then replay must score 1 and noop 0; ``--mutations``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_osworld.cli import main
+from pytest_osworld.prove import (
+    COUNT,
+    DONE_INSTEAD,
+    NO_PATHS,
+    NO_SUCH_PATH,
+    NO_TASKS,
+    NOOP_HIGH,
+    REPLAY_LOW,
+    STEP_NOT_NEEDED,
+    UNKNOWN_OPTION,
+    mutations,
+    split_items,
+)
+from pytest_osworld.prove_lint import ASSET_MISSING, HOME, NO_SOLUTION, OUTSIDE_HOME
+from tests.plugin.conftest import WRITE_HELLO
+
+pytestmark = pytest.mark.usefixtures("fake_ini")
+
+TASK_ID = "11111111-0000-0000-0000-000000000001"
+NAME = f"os/{TASK_ID}"
+
+
+def prove(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str], str]:
+    """Run ``pytest-osworld prove ARGV`` in process: exit code, output lines, error text."""
+    code = main(["prove", *argv])
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err
+
+
+def test_a_good_task_proves(pytester: pytest.Pytester, write_task: Any, capsys: Any) -> None:
+    write_task()
+    code, lines, _ = prove(capsys, "tasks")
+    assert lines == [f"PROVEN {NAME}", COUNT.format(proven=1, total=1, failed=0)]
+    assert code == 0
+
+
+def test_an_infeasible_task_proves_with_fail(pytester: pytest.Pytester, write_task: Any, capsys: Any) -> None:
+    write_task(evaluator={"func": "infeasible"}, solution=["FAIL"])
+    code, lines, _ = prove(capsys, "tasks")
+    assert lines[0] == f"PROVEN {NAME}"
+    assert code == 0
+
+
+def test_a_solution_that_cannot_pass(pytester: pytest.Pytester, write_task: Any, capsys: Any) -> None:
+    write_task(solution=["# fake: write /home/user/out.txt goodbye", "DONE"])
+    code, lines, _ = prove(capsys, "tasks")
+    head = REPLAY_LOW.split("{score")[0]
+    assert lines[0].startswith(f"FAILED {NAME}: replay {head}0.00, not 1"), lines
+    assert code == 1
+
+
+def test_a_noop_that_passes(pytester: pytest.Pytester, write_task: Any, capsys: Any) -> None:
+    """The desktop already holds the answer: the evaluator checks nothing the noop lacks."""
+    write_task()
+    code, lines, _ = prove(capsys, "tasks", "--", "--provider-arg=files=/home/user/out.txt=hello")
+    assert lines[0] == f"FAILED {NAME}: noop " + NOOP_HIGH.format(score=1.0)
+    assert code == 1
+
+
+def test_a_metric_typo_is_a_lint_problem_with_the_suggestion(
+    pytester: pytest.Pytester, write_task: Any, capsys: Any
+) -> None:
+    write_task(
+        evaluator={
+            "func": "exact_mach",
+            "result": {"type": "vm_command_line", "command": ["cat", "/home/user/out.txt"]},
+            "expected": {"type": "rule", "rules": {"expected": "hello"}},
+        }
+    )
+    code, lines, err = prove(capsys, "tasks")
+    assert lines[0].startswith(f"FAILED {NAME}: lint $.evaluator.func: unknown metric"), lines
+    assert "did you mean 'exact_match'?" in lines[0]
+    assert "replay:" not in err  # no desktop run for a task that does not lint
+    assert code == 1
+
+
+def test_a_missing_asset(pytester: pytest.Pytester, write_task: Any, capsys: Any) -> None:
+    path = write_task(
+        config=[
+            {"type": "download", "parameters": {"files": [{"url": "data/in.txt", "path": f"{HOME}/in.txt"}]}}
+        ]
+    )
+    code, lines, _ = prove(capsys, "tasks")
+    where = str(Path("tasks/os/data/in.txt"))
+    expected = ASSET_MISSING.format(url="data/in.txt", where=where)
+    assert lines[0] == f"FAILED {NAME}: lint $.config[0].parameters.files[0].url: {expected}"
+    assert code == 1
+    (path.parent / "data").mkdir()
+    (path.parent / "data" / "in.txt").write_text("x")
+    code, lines, _ = prove(capsys, "tasks")
+    assert (code, lines[0]) == (0, f"PROVEN {NAME}")
+
+
+def test_a_path_outside_the_home(pytester: pytest.Pytester, write_task: Any, capsys: Any) -> None:
+    write_task(
+        evaluator={
+            "func": "exact_match",
+            "result": {"type": "vm_file", "path": "/tmp/out.txt", "dest": "out.txt"},
+            "expected": {"type": "rule", "rules": {"expected": "hello"}},
+        }
+    )
+    code, lines, _ = prove(capsys, "tasks")
+    problem = OUTSIDE_HOME.format(path="/tmp/out.txt", home=HOME)
+    assert lines[0] == f"FAILED {NAME}: lint $.evaluator.result.path: {problem}"
+    assert code == 1
+
+
+def test_a_task_without_solution_fails_lint_unless_solutions_file_has_one(
+    pytester: pytest.Pytester, write_task: Any, capsys: Any
+) -> None:
+    path = write_task()
+    data = json.loads(path.read_text())
+    del data["solution"]
+    path.write_text(json.dumps(data))
+    code, lines, _ = prove(capsys, "tasks")
+    assert lines[0] == f"FAILED {NAME}: lint $.solution: " + NO_SOLUTION.format(key=f"os/{TASK_ID}.json")
+    assert code == 1
+    solutions = pytester.path / "solutions.json"
+    solutions.write_text(json.dumps({f"os/{TASK_ID}.json": [WRITE_HELLO, "DONE"]}))
+    code, lines, _ = prove(capsys, "tasks", "--", f"--solutions={solutions}")
+    assert (code, lines[0]) == (0, f"PROVEN {NAME}")
+
+
+def test_mutations_catch_a_step_that_is_not_needed(
+    pytester: pytest.Pytester, write_task: Any, capsys: Any
+) -> None:
+    extra = "# fake: write /home/user/notes.txt unused"
+    write_task(solution=[WRITE_HELLO, extra, "DONE"])
+    write_task(task_id="22222222-0000-0000-0000-000000000002")
+    code, lines, _ = prove(capsys, "tasks")
+    assert code == 0  # without --mutations the extra step goes unnoticed
+    code, lines, err = prove(capsys, "tasks", "--mutations")
+    why = STEP_NOT_NEEDED.format(step=2, action=repr(extra))
+    assert lines == [
+        f"FAILED {NAME}: mutation {why}",
+        "PROVEN os/22222222-0000-0000-0000-000000000002",
+        COUNT.format(proven=1, total=2, failed=1),
+    ]
+    assert err.count("mutations-") == 2  # one run per round, both tasks in round 1
+    assert code == 1
+
+
+def test_mutations_of_solutions() -> None:
+    assert [m.solution for m in mutations(["a", "b", "DONE"])] == [["b", "DONE"], ["a", "DONE"]]
+    assert [(m.solution, m.why) for m in mutations(["FAIL"])] == [
+        (["DONE"], DONE_INSTEAD.format(action="'FAIL'"))
+    ]
+    assert mutations(["DONE"]) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], NO_PATHS),
+        (["nowhere"], NO_SUCH_PATH.format(path="nowhere")),
+        (["empty"], NO_TASKS.format(paths="empty")),
+        (["tasks", "-n", "2"], UNKNOWN_OPTION.format(option="-n")),
+    ],
+)
+def test_usage_errors_exit_2(
+    pytester: pytest.Pytester, write_task: Any, capsys: Any, argv: list[str], message: str
+) -> None:
+    write_task()
+    (pytester.path / "empty").mkdir()
+    code, lines, err = prove(capsys, *argv)
+    assert (code, lines) == (2, [])
+    assert err.strip() == f"error: {message}"
+
+
+def test_split_items() -> None:
+    assert split_items(["a", "--mutations", "--", "-n", "2"]) == (["a"], True, ["-n", "2"])
+    assert split_items(["a", "b"]) == (["a", "b"], False, [])
+
+
+def test_the_console_script(pytester: pytest.Pytester, write_task: Any) -> None:
+    write_task()
+    write_task(task_id="33333333-0000-0000-0000-000000000003", solution=["DONE"])
+    script = Path(sys.executable).parent / "pytest-osworld"
+    done = subprocess.run(
+        [str(script), "prove", "tasks"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"PROVEN {NAME}"
+    low = REPLAY_LOW.format(score=0.0, message="")
+    assert lines[1].startswith(f"FAILED os/33333333-0000-0000-0000-000000000003: replay {low}"), lines
+    assert done.stdout.splitlines()[2] == COUNT.format(proven=1, total=2, failed=1)
+    assert done.returncode == 1, done.stderr
