@@ -51,6 +51,24 @@ class AgentStep:
     thought: str = ""
     usage: Usage = field(default_factory=Usage)
     parse_error: str | None = None
+    #: The actions already happened in the desktop (a person did them through the live
+    #: view): the loop records them and never runs them again.
+    performed: bool = False
+
+
+@runtime_checkable
+class DesktopAgent(Protocol):
+    """An agent that works on the desktop itself (``--agent=human``), not only through
+    observations: it is given the task's guest and the worker's live view before each task."""
+
+    def attach_desktop(self, guest: Any, live: Any) -> None:
+        """Use ``guest`` and ``live`` (a :class:`~pytest_osworld.live.session.LiveView` or
+        None) for the task about to run."""
+        ...
+
+    def solution(self) -> list[str]:
+        """The last episode as a reference solution (``--record-solutions``)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -85,6 +103,7 @@ AgentFactory = Callable[[AgentConfig], Agent]
 AGENTS: Registry[AgentFactory] = Registry("agent")
 AGENTS.register("noop", "pytest_osworld.agents.basic:NoopAgent")
 AGENTS.register("replay", "pytest_osworld.agents.basic:ReplayAgent")
+AGENTS.register("human", "pytest_osworld.agents.human:HumanAgent")
 AGENTS.register("random", "pytest_osworld.agents.random_agent:RandomAgent")
 AGENTS.register("claude3", "pytest_osworld.agents.anthropic_agent:claude3")
 AGENTS.register("claude", "pytest_osworld.agents.anthropic_agent:claude")

@@ -234,6 +234,28 @@ class GuestClient(GuestTransport):
         """Stop the recording and return the MP4."""
         return self.request("POST", "/end_recording", timeout=60.0).body
 
+    def start_input_recording(self) -> None:
+        """Start recording the person's X input in the guest (``/input/start``)."""
+        self.request("POST", "/input/start")
+
+    def _input_actions(self, endpoint: str, body: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        value = self.request("POST", endpoint, json_body=body or {}).json(endpoint)
+        actions = value.get("actions") if isinstance(value, dict) else None
+        if not isinstance(actions, list) or not all(
+            isinstance(a, dict) and isinstance(a.get("code"), str) for a in actions
+        ):
+            raise GuestError(f"guest {endpoint}: answer has no 'actions' list")
+        return actions
+
+    def take_input_actions(self, quiet: float = 0.0) -> list[dict[str, Any]]:
+        """The recorded input since the last take as ``{"code", "wait_before"}`` dicts; with
+        ``quiet``, nothing until no input came for that many seconds (a whole burst)."""
+        return self._input_actions("/input/take", {"quiet": quiet} if quiet > 0 else None)
+
+    def stop_input_recording(self) -> list[dict[str, Any]]:
+        """Stop the input recording; returns the actions not yet taken."""
+        return self._input_actions("/input/stop")
+
     def platform(self) -> str:
         """``Linux`` (OSWorld's ``/platform``)."""
         return self.request("GET", "/platform", idempotent=True).body.decode().strip()

@@ -19,7 +19,7 @@ from _pytest._code.code import (
 )
 
 from pytest_osworld import __version__
-from pytest_osworld.agent import Agent
+from pytest_osworld.agent import Agent, DesktopAgent
 from pytest_osworld.catalog import needs_gdrive, needs_network
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import (
@@ -33,6 +33,8 @@ from pytest_osworld.evaluators.evaluate import Evaluation, describe_getter, eval
 from pytest_osworld.evaluators.getters import GETTERS
 from pytest_osworld.evaluators.metrics import METRICS
 from pytest_osworld.host import host_name, worker_name
+from pytest_osworld.live.pause import pause_if_asked
+from pytest_osworld.live.session import LiveView
 from pytest_osworld.providers.base import Environment, Provider
 from pytest_osworld.report.results import TaskRecorder, TaskResult
 from pytest_osworld.runner import (
@@ -45,7 +47,7 @@ from pytest_osworld.runner import (
 )
 from pytest_osworld.settings import SETTINGS_KEY, Settings
 from pytest_osworld.setup_steps import SETUP_STEPS
-from pytest_osworld.solutions import SOLUTIONS_KEY, with_solution
+from pytest_osworld.solutions import SOLUTIONS_KEY, record_solution, with_solution
 from pytest_osworld.task import Task, load_task, looks_like_task
 from pytest_osworld.timings import TIMINGS_KEY, TaskTimings, task_timings
 
@@ -73,14 +75,16 @@ def is_task_file(path: Path, explicit: bool) -> bool:
     return looks_like_task(data) or (explicit and not isinstance(data, dict | list))
 
 
-def check_names(task: Task) -> None:
-    """Raise :class:`TaskFileError` for any step, getter or metric name not registered."""
+def unknown_names(task: Task) -> list[TaskFileError]:
+    """Every step, getter or metric name of ``task`` that is not registered, in file order,
+    each with its registry's suggestion."""
+    found: list[TaskFileError] = []
 
     def check(registry_check: Any, name: str, where: str) -> None:
         try:
             registry_check(name)
         except UnknownNameError as exc:
-            raise TaskFileError(str(task.path), where, str(exc)) from None
+            found.append(TaskFileError(str(task.path), where, str(exc)))
 
     for step in task.config + task.evaluator.postconfig:
         check(SETUP_STEPS.check, step.type, f"{step.json_path}.type")
@@ -88,6 +92,15 @@ def check_names(task: Task) -> None:
         check(METRICS.check, metric.func, metric.json_path)
     for getter in task.evaluator.getters():
         check(GETTERS.check, getter.type, f"{getter.json_path}.type")
+    return found
+
+
+def check_names(task: Task) -> None:
+    """Raise :class:`TaskFileError` for the first step, getter or metric name not registered
+    (:func:`unknown_names` lists them all)."""
+    found = unknown_names(task)
+    if found:
+        raise found[0]
 
 
 def normalise_app(name: str) -> str:
@@ -369,8 +382,12 @@ def run_task(
     osworld_env: Environment,
     osworld_context: TaskContext,
     osworld_agent: Agent,
+    osworld_live: LiveView | None,
 ) -> None:
-    """Run one task: the episode, then the evaluation; fail below the pass threshold."""
+    """Run one task: the episode, then the evaluation; fail below the pass threshold.
+
+    With ``--pause-on-fail`` a task that fails, or whose agent broke, holds the run first
+    (:func:`~pytest_osworld.live.pause.pause_if_asked`)."""
     item = request.node
     if not isinstance(item, TaskItem):
         raise TypeError("run_task runs only for OSWorld task items")
@@ -383,6 +400,8 @@ def run_task(
         hook.pytest_osworld_step(item=item, step=record.to_json())
 
     timings = task_timings(item)
+    if isinstance(osworld_agent, DesktopAgent):
+        osworld_agent.attach_desktop(osworld_context.guest, osworld_live)
     with timings.phase("record"):
         recording = settings.record and _start_recording(osworld_context.guest, item)
     try:
@@ -408,8 +427,12 @@ def run_task(
             with timings.phase("record"):
                 _save_recording(osworld_context.guest, recorder, item)
     item.add_report_section("call", "osworld trajectory", trajectory_text(episode))
+    if settings.record_solutions is not None and isinstance(osworld_agent, DesktopAgent):
+        record_solution(settings.record_solutions, task, osworld_agent.solution())
     if episode.end_reason is EndReason.AGENT_ERROR:
-        raise AgentFailure(f"the agent failed: {episode.error} (after {len(episode.steps)} steps)")
+        failure = f"the agent failed: {episode.error} (after {len(episode.steps)} steps)"
+        pause_if_asked(item, osworld_context, episode.last_action, failure, osworld_live)
+        raise AgentFailure(failure)
     evaluation = evaluate(osworld_context, episode.last_action, timings)
     if evaluation.error:
         with timings.phase("evaluation"):
@@ -442,6 +465,8 @@ def run_task(
         repeat=item.repeat,
     )
     _attach_timings(item, result, timings)
+    if osworld_live is not None and osworld_live.taken_over:
+        result.provenance["person_took_over"] = True
     recorder.finish(result)
     item.osworld_result = result.to_json()
     for name, value in (
@@ -456,4 +481,6 @@ def run_task(
         item.user_properties.append((name, value))
     hook.pytest_osworld_task_result(item=item, result=result.to_json())
     if not passed:
-        raise TaskFailed(failure_text(result, task, episode, evaluation, recorder, settings))
+        text = failure_text(result, task, episode, evaluation, recorder, settings)
+        pause_if_asked(item, osworld_context, episode.last_action, text, osworld_live)
+        raise TaskFailed(text)

@@ -7,6 +7,7 @@ fixture                scope     what it gives
 ``osworld_assets``     session   the :class:`~pytest_osworld.assets.AssetCache`
 ``osworld_provider``   session   this worker's started provider (one environment)
 ``osworld_agent``      session   the agent chosen with ``--agent`` (reset per task)
+``osworld_live``       session   this worker's live view, or None (``--live``)
 ``osworld_task``       function  the :class:`~pytest_osworld.task.Task` of the item
 ``osworld_recorder``   function  the task's results folder writer
 ``osworld_env``        function  the environment restored to its snapshot
@@ -26,6 +27,7 @@ from pytest_osworld.assets import AssetCache
 from pytest_osworld.assets import check_assets_available as check_assets_available  # re-exported
 from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
+from pytest_osworld.live.session import LIVE_KEY, LiveView, wants_live
 from pytest_osworld.preflight import build_agent, close_agent, provider_network, take_prebuilt_agent
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
@@ -67,6 +69,7 @@ def osworld_provider(pytestconfig: pytest.Config, osworld_settings: Settings) ->
         options=options,
         work_dir=work_dir,
         network=network,
+        live=wants_live(osworld_settings),
     )
     provider = factory(config)
     provider.start()
@@ -93,6 +96,23 @@ def osworld_agent(pytestconfig: pytest.Config, osworld_settings: Settings) -> It
         agent = build_agent(osworld_settings)
     yield agent
     close_agent(agent)
+
+
+@pytest.fixture(scope="session")
+def osworld_live(pytestconfig: pytest.Config, osworld_settings: Settings) -> Iterator[LiveView | None]:
+    """This worker's live view (``--live``, ``--pause-on-fail``, ``--agent=human``), or None.
+
+    Its link goes to the terminal with the worker's first task (never to the results)."""
+    if not wants_live(osworld_settings):
+        yield None
+        return
+    live = LiveView(worker_id(pytestconfig))
+    pytestconfig.stash[LIVE_KEY] = live
+    try:
+        yield live
+    finally:
+        pytestconfig.stash[LIVE_KEY] = None
+        live.close()
 
 
 @pytest.fixture
@@ -133,9 +153,14 @@ def osworld_recorder(
 
 @pytest.fixture
 def osworld_env(
-    request: pytest.FixtureRequest, osworld_provider: Provider, osworld_task: Task, osworld_assets: AssetCache
+    request: pytest.FixtureRequest,
+    osworld_provider: Provider,
+    osworld_task: Task,
+    osworld_assets: AssetCache,
+    osworld_live: LiveView | None,
 ) -> Environment:
-    """The environment restored to the task's snapshot and ready (an ERROR if it breaks)."""
+    """The environment restored to the task's snapshot and ready (an ERROR if it breaks);
+    with a live view, the view shows it from now on."""
     timings = start_timings(request.node)  # the task's clock starts here (restore)
     try:
         with timings.phase("setup"):
@@ -143,7 +168,10 @@ def osworld_env(
     except NeedsCapability as exc:
         pytest.skip(str(exc))
     with timings.phase("restore"):
-        return osworld_provider.restore(osworld_task.snapshot or "init_state")
+        environment = osworld_provider.restore(osworld_task.snapshot or "init_state")
+    if osworld_live is not None:
+        osworld_live.attach(environment, f"{osworld_task.nodename}: {osworld_task.instruction}")
+    return environment
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from pytest_osworld.fixtures import (  # noqa: F401  (fixtures are found by name
     osworld_assets,
     osworld_context,
     osworld_env,
+    osworld_live,
     osworld_provider,
     osworld_recorder,
     osworld_settings,
@@ -43,6 +44,7 @@ from pytest_osworld.interrupts import (  # noqa: F401  (hooks and names re-expor
     pytest_runtest_protocol,
     restore_sigterm,
 )
+from pytest_osworld.live.session import LiveLinks, check_live, wants_live
 from pytest_osworld.omniact.collect import MARKER_LINE as OMNIACT_MARKER
 from pytest_osworld.outcomes import (  # noqa: F401
     _omniact_report,
@@ -146,6 +148,7 @@ def pytest_configure(config: pytest.Config) -> None:
             f"{hint}available: {', '.join(PROVIDERS.names())}"
         )
     check_provider_args(settings)
+    check_live(settings, config)
     # A broken task file is a collection error for that file only: the run goes on.
     config.option.continue_on_collection_errors = True
     install_sigterm(config)
@@ -155,6 +158,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(SummaryPlugin(settings), "osworld-summary")
         if config.option.verbose > 0 and not getattr(config.option, "numprocesses", None):
             config.pluginmanager.register(StepProgress(config), "osworld-progress")
+    if wants_live(settings):
+        config.pluginmanager.register(LiveLinks(config), "osworld-live")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(settings, config), "osworld-xdist")
 

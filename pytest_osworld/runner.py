@@ -303,6 +303,8 @@ def _run_answer(
         taken.append(action)
         if action.is_terminal:
             break
+        if answer.performed:
+            continue
         error = run_action(guest, action, structured, budget.sleep_after_action, sleep)
         if error:
             errors.append(error)

@@ -173,6 +173,32 @@ OPTIONS: tuple[Option, ...] = (
         kind="bool",
     ),
     Option(
+        "live",
+        "--live",
+        "osworld_live",
+        "watch each desktop in a browser while tasks run: prints one link per worker "
+        "(loopback only, a secret per desktop); view only until you take over",
+        False,
+        kind="bool",
+    ),
+    Option(
+        "pause_on_fail",
+        "--pause-on-fail",
+        "osworld_pause_on_fail",
+        "after a task fails or errors, keep its desktop, print the reasons and the live link, "
+        "and wait for Enter (e + Enter evaluates again); not with -n",
+        False,
+        kind="bool",
+    ),
+    Option(
+        "record_solutions",
+        "--record-solutions",
+        "osworld_record_solutions",
+        "with --agent=human: write what you did as reference solutions to FILE (the --solutions "
+        "format; tasks already in it are replaced)",
+        metavar="FILE",
+    ),
+    Option(
         "rescore",
         "--rescore",
         "osworld_rescore",
@@ -236,6 +262,9 @@ class Settings:
     skip_done: bool = False
     rescore: Path | None = None
     record: bool = False
+    live: bool = False
+    pause_on_fail: bool = False
+    record_solutions: Path | None = None
     #: ``(K, N)`` with ``--shard K/N``; None runs every task.
     shard: tuple[int, int] | None = None
     shard_durations: Path | None = None
@@ -448,6 +477,9 @@ def resolve(config: pytest.Config) -> Settings:
         skip_done=bool(values["skip_done"]),
         rescore=Path(values["rescore"]) if values["rescore"] else None,
         record=bool(values["record"]),
+        live=bool(values["live"]),
+        pause_on_fail=bool(values["pause_on_fail"]),
+        record_solutions=Path(values["record_solutions"]) if values["record_solutions"] else None,
         shard=shard,
         shard_durations=durations,
         sources=sources,

@@ -33,30 +33,33 @@ def solution_key(task: Task) -> str:
     return f"{task.path.parent.name}/{task.path.name}"
 
 
-def load_solutions(path: Path | None) -> dict[str, tuple[str | dict[str, Any], ...]]:
-    """Read and check a solutions file; a :class:`pytest.UsageError` says what and where."""
+def load_solutions(
+    path: Path | None, flag: str = "--solutions"
+) -> dict[str, tuple[str | dict[str, Any], ...]]:
+    """Read and check a solutions file; a :class:`pytest.UsageError` says what and where
+    (naming the option ``flag`` that gave the file)."""
     if path is None:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise pytest.UsageError(f"--solutions {path}: cannot read it as JSON: {exc}") from exc
+        raise pytest.UsageError(f"{flag} {path}: cannot read it as JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise pytest.UsageError(
-            f'--solutions {path}: expected a JSON object {{"<domain>/<task file>.json": [actions...]}}, '
+            f'{flag} {path}: expected a JSON object {{"<domain>/<task file>.json": [actions...]}}, '
             f"got {type(data).__name__}"
         )
     solutions: dict[str, tuple[str | dict[str, Any], ...]] = {}
     for key, value in data.items():
         if not _KEY.fullmatch(key):
             raise pytest.UsageError(
-                f"--solutions {path}: key {key!r} is not '<domain>/<task file>.json' "
+                f"{flag} {path}: key {key!r} is not '<domain>/<task file>.json' "
                 "(a task path relative to the examples folder, such as 'os/<id>.json')"
             )
         try:
             solutions[key] = validate_solution(value, str(path), f"$[{json.dumps(key)}]")
         except TaskFileError as exc:
-            raise pytest.UsageError(f"--solutions {exc}") from exc
+            raise pytest.UsageError(f"{flag} {exc}") from exc
     return solutions
 
 
@@ -64,3 +67,30 @@ def with_solution(task: Task, solutions: dict[str, tuple[str | dict[str, Any], .
     """``task`` with its solution from the solutions file, where the file has one."""
     found = solutions.get(solution_key(task))
     return task if found is None else replace(task, solution=found)
+
+
+def record_solution(path: Path, task: Task, entries: list[str]) -> None:
+    """Write ``entries`` as ``task``'s solution into the solutions file ``path``.
+
+    The file is created when missing; another task's solution in it is kept, this task's
+    is replaced. The write is atomic and under a lock, so parallel workers and a crash
+    never leave half a file.
+    """
+    from filelock import FileLock
+
+    validate_solution(entries, str(path), f"$[{json.dumps(solution_key(task))}]")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"):
+        data: dict[str, Any] = {}
+        if path.exists():
+            try:
+                loaded = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise TaskFileError(str(path), "$", f"not a solutions file ({exc})") from exc
+            if not isinstance(loaded, dict):
+                raise TaskFileError(str(path), "$", "not a solutions file (not a JSON object)")
+            data = loaded
+        data[solution_key(task)] = entries
+        staging = path.with_name(f".{path.name}.tmp")
+        staging.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        staging.replace(path)

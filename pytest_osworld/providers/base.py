@@ -24,6 +24,8 @@ class ProviderConfig:
     options: dict[str, str] = field(default_factory=dict)
     work_dir: str = ""
     network: bool = False
+    #: Run a VNC server in each desktop for the live view (``--live`` and what needs it).
+    live: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,9 @@ class Provider(ABC):
     network_modes: tuple[str, ...] = ("none", "shared")
     #: What sets the desktop's network instead, ending that usage error (what to pass).
     network_instead: str = ""
+    #: Whether its desktops can be watched live: with ``ProviderConfig.live`` each restored
+    #: :class:`Environment` names its VNC server's unix socket in ``extra["vnc_socket"]``.
+    live_view: bool = False
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config

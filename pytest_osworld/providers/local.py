@@ -205,6 +205,7 @@ class LocalProvider(Provider):
     """One bubblewrap-sandboxed Xvfb desktop per worker; restore = fresh sandbox."""
 
     name = "local"
+    live_view = True
 
     def __init__(self, config: ProviderConfig) -> None:
         super().__init__(config)
@@ -307,6 +308,7 @@ class LocalProvider(Provider):
                 "vlc_url": f"http://127.0.0.1:{self._forwards['vlc'].port}",
                 "network": self.config.network,
                 "ready_seconds": round(time.monotonic() - started, 3),
+                **({"vnc_socket": str(session.ctl / "vnc.sock")} if self.config.live else {}),
             },
         )
 
@@ -357,6 +359,7 @@ class LocalProvider(Provider):
                 self.config.screen_size,
                 with_template=True,
                 timezone=self.options.timezone,
+                live=self.config.live,
             ),
             etc_dir=str(assert_work / "etc"),
             command=["/bin/bash", str(DESKTOP_DIR / "session.sh")],

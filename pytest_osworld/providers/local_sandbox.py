@@ -135,9 +135,14 @@ SANDBOX_LOCALTIME = "/run/timezone/localtime"
 
 
 def sandbox_env(
-    python: str, screen: tuple[int, int], with_template: bool, timezone: str = "Etc/UTC"
+    python: str,
+    screen: tuple[int, int],
+    with_template: bool,
+    timezone: str = "Etc/UTC",
+    live: bool = False,
 ) -> dict[str, str]:
-    """The environment variables of the desktop session, whose time zone is ``timezone``."""
+    """The environment variables of the desktop session, whose time zone is ``timezone``;
+    with ``live`` the session serves its screen over VNC on ``vnc.sock`` in the control dir."""
     env = {
         "HOME": SANDBOX_HOME,
         "USER": "user",
@@ -171,4 +176,6 @@ def sandbox_env(
     }
     if with_template:
         env["OSWORLD_TEMPLATE"] = SANDBOX_TEMPLATE
+    if live:
+        env["OSWORLD_LIVE"] = "1"
     return env

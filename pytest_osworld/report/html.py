@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -36,6 +37,8 @@ from pytest_osworld.report.task_page import task_context
 from pytest_osworld.report.text import MAX_TEXT, clip, duration, href, pct, score_text
 
 INDEX_NAME = "index.html"
+#: The live views of a run in progress (``--live``), by worker; removed when the run ends.
+LIVE_NAME = "live.json"
 TASK_PAGE_NAME = "report.html"
 
 __all__ = [
@@ -68,8 +71,21 @@ def write_report(results_dir: Path, title: str | None = None) -> Path:
         write_if_changed(page, render("task.html", **task_context(task, index)))
         _rendered[page] = signature
     heading = title or f"OSWorld results: {results_dir.resolve().name}"
-    write_if_changed(index, render("index.html", **index_context(tasks, heading)))
+    context = index_context(tasks, heading)
+    context["live_views"] = live_views(results_dir)
+    write_if_changed(index, render("index.html", **context))
     return index
+
+
+def live_views(results_dir: Path) -> list[dict[str, str]]:
+    """The live views of a run still going (``live.json``: worker and address, no secret)."""
+    try:
+        data = json.loads((results_dir / LIVE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    return [{"worker": str(k), "address": str(v)} for k, v in sorted(data.items()) if isinstance(v, str)]
 
 
 #: Each task page this process wrote, with the :func:`source_signature` it was written from.

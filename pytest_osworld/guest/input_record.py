@@ -1,0 +1,174 @@
+"""Record a person's X input in the desktop (for ``--agent=human``).
+
+:class:`InputRecorder` listens to the core input events of the whole X server with the
+RECORD extension, on its own display connection and thread, and keeps each with a
+monotonic time and the keysyms of its key. :func:`to_actions` (in
+:mod:`pytest_osworld.guest.input_actions`, re-exported here) turns such a list into
+pyautogui statements that replay it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from typing import Any
+
+from pytest_osworld.guest.input_actions import RecordedAction, RecordedEvent, to_actions
+
+__all__ = ["InputRecorder", "RecordedAction", "RecordedEvent", "to_actions"]
+
+_KINDS = {2: "key_press", 3: "key_release", 4: "button_press", 5: "button_release", 6: "motion"}
+START_TIMEOUT = 5.0
+STOP_TIMEOUT = 5.0
+
+
+class InputRecorder:
+    """Core input events of an X display, recorded in a background thread.
+
+    ``display`` defaults to the ``DISPLAY`` environment variable. Thread-safe: ``take`` and
+    ``stop`` may be called from any thread.
+    """
+
+    def __init__(self, display: str | None = None) -> None:
+        self._display_name = display or os.environ.get("DISPLAY", ":0")
+        self._lock = threading.Lock()
+        self._events: list[RecordedEvent] = []
+        self._thread: threading.Thread | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._record_display: Any = None
+        self._control_display: Any = None
+        self._context: int | None = None
+        self._keysyms: dict[int, tuple[int, ...]] = {}
+        self._anchor: tuple[int, float] | None = None
+
+    @property
+    def running(self) -> bool:
+        """Whether the recording thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Open the display connections, create the RECORD context and start listening."""
+        from Xlib import X, display
+        from Xlib.ext import record
+
+        if self._thread is not None or self._started.is_set():
+            raise RuntimeError("this recorder was already started")
+        control = display.Display(self._display_name)
+        try:
+            if not control.has_extension("RECORD"):
+                raise RuntimeError(f"X display {self._display_name} has no RECORD extension")
+            first = control.display.info.min_keycode
+            count = control.display.info.max_keycode - first + 1
+            mapping = control.get_keyboard_mapping(first, count)
+            self._keysyms = {first + i: tuple(int(k) for k in syms) for i, syms in enumerate(mapping)}
+            recorder = display.Display(self._display_name)
+        except BaseException:
+            control.close()
+            raise
+        self._control_display, self._record_display = control, recorder
+        self._context = recorder.record_create_context(
+            0,
+            [record.AllClients],
+            [
+                {
+                    "core_requests": (0, 0),
+                    "core_replies": (0, 0),
+                    "ext_requests": (0, 0, 0, 0),
+                    "ext_replies": (0, 0, 0, 0),
+                    "delivered_events": (0, 0),
+                    "device_events": (X.KeyPress, X.MotionNotify),
+                    "errors": (0, 0),
+                    "client_started": False,
+                    "client_died": False,
+                }
+            ],
+        )
+        self._thread = threading.Thread(target=self._run, name="input-recorder", daemon=True)
+        self._thread.start()
+        if not self._started.wait(START_TIMEOUT):
+            self.stop()
+            raise RuntimeError(f"RECORD did not start on {self._display_name}")
+        if self._error is not None:
+            raise RuntimeError(f"RECORD failed on {self._display_name}: {self._error}")
+
+    def _run(self) -> None:
+        try:
+            self._record_display.record_enable_context(self._context, self._on_reply)
+        except BaseException as exc:  # reported by start(); the thread must not die loudly
+            self._error = exc
+        finally:
+            self._started.set()
+
+    def _on_reply(self, reply: Any) -> None:
+        from Xlib.ext import record
+        from Xlib.protocol import rq
+
+        if reply.category == record.StartOfData:
+            self._started.set()
+            return
+        if reply.category != record.FromServer or reply.client_swapped:
+            return
+        data = reply.data
+        arrived = time.monotonic()
+        parsed: list[RecordedEvent] = []
+        while len(data) >= 32:
+            event, data = rq.EventField(None).parse_binary_value(
+                data, self._record_display.display, None, None
+            )
+            kind = _KINDS.get(event.type & 0x7F)
+            if kind is None:
+                continue
+            detail = int(event.detail)
+            parsed.append(
+                RecordedEvent(
+                    kind=kind,
+                    time=self._event_time(int(event.time), arrived),
+                    x=int(event.root_x),
+                    y=int(event.root_y),
+                    detail=detail,
+                    keysyms=self._keysyms.get(detail, ()) if kind.startswith("key") else (),
+                )
+            )
+        if parsed:
+            with self._lock:
+                self._events.extend(parsed)
+
+    def _event_time(self, server_ms: int, arrived: float) -> float:
+        """A monotonic time for an event: server times, anchored at the first arrival."""
+        if not server_ms:
+            return arrived
+        if self._anchor is None:
+            self._anchor = (server_ms, arrived)
+        base_ms, base = self._anchor
+        return base + ((server_ms - base_ms) & 0xFFFFFFFF) / 1000.0
+
+    def take(self) -> list[RecordedEvent]:
+        """The events recorded since the last ``take``; recording goes on."""
+        with self._lock:
+            events, self._events = self._events, []
+        return events
+
+    def stop(self) -> list[RecordedEvent]:
+        """End the recording, close the connections and return the events not yet taken."""
+        thread, self._thread = self._thread, None
+        control, recorder = self._control_display, self._record_display
+        self._control_display = self._record_display = None
+        try:
+            if control is not None and self._context is not None:
+                control.record_disable_context(self._context)
+                control.flush()
+            if thread is not None:
+                thread.join(STOP_TIMEOUT)
+            if control is not None and self._context is not None:
+                control.record_free_context(self._context)
+                control.sync()
+        finally:
+            self._context = None
+            for conn in (control, recorder):
+                if conn is not None:
+                    with contextlib.suppress(Exception):
+                        conn.close()
+        return self.take()
