@@ -37,11 +37,11 @@ TASK = ROOT / "tasks" / "os" / "ef9ea0c2-4f77-4017-9a2c-592f165ae51f.json"
 FIX = "cd ~/project/deploy && chmod 700 *.sh && chmod 600 secrets.env"
 
 
-def secret_free(folder: Path, secret: str) -> list[str]:
-    """Files under ``folder`` that contain ``secret`` (there must be none)."""
-    return [
-        str(path) for path in folder.rglob("*") if path.is_file() and secret.encode() in path.read_bytes()
-    ]
+def secret_free(where: Path, secret: str) -> list[str]:
+    """Files at or under ``where`` that contain ``secret`` (there must be none)."""
+    files = [where] if where.is_file() else [path for path in where.rglob("*") if path.is_file()]
+    assert files, f"nothing to look into at {where}"
+    return [str(path) for path in files if secret.encode() in path.read_bytes()]
 
 
 def test_pause_on_fail_live_view_take_over_and_evaluate_again(tmp_path: Path) -> None:
@@ -193,3 +193,32 @@ def test_agent_human_records_a_solution_that_replays(tmp_path: Path) -> None:
         assert replay.finish(timeout=240) == 0, replay.text[-3000:]
     finally:
         replay.kill()
+
+
+def test_live_prints_one_link_per_xdist_worker(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    run = Terminal(
+        [
+            str(ROOT / "tasks" / "os"),
+            "--agent=replay",
+            "--live",
+            "-n",
+            "2",
+            f"--results-dir={results}",
+            f"--junitxml={tmp_path / 'junit.xml'}",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=tmp_path,
+    )
+    try:
+        assert run.finish(timeout=300) == 0, run.text[-3000:]
+    finally:
+        run.kill()
+    links = dict(LINK.findall(run.text))
+    assert sorted(links) == ["gw0", "gw1"], run.text[-3000:]
+    assert len(set(links.values())) == 2 and all(run.text.count(url) == 1 for url in links.values())
+    for url in links.values():
+        secret = url.split("?s=")[1]
+        assert secret_free(results, secret) == [] and secret_free(tmp_path / "junit.xml", secret) == []
+    assert not (results / "live.json").exists()
