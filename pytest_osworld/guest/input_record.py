@@ -172,3 +172,62 @@ class InputRecorder:
                     with contextlib.suppress(Exception):
                         conn.close()
         return self.take()
+
+
+class NoRecording(Exception):
+    """Raised by :class:`InputSession` when a recording is asked for in the wrong state."""
+
+
+class InputSession:
+    """The guest's one input recording: started, taken in bursts, stopped. Thread-safe.
+
+    Waits count across takes: the first action of a take waits from the end of the input
+    taken before it, and the very first from :meth:`start` (what the person waited for).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._recorder: InputRecorder | None = None
+        self._pending: list[RecordedEvent] = []
+        self._last_end: float | None = None
+
+    def start(self) -> None:
+        """Start recording; :class:`NoRecording` when one runs already."""
+        with self._lock:
+            if self._recorder is not None:
+                raise NoRecording("an input recording is already running")
+            recorder = InputRecorder()
+            recorder.start()
+            self._recorder, self._pending, self._last_end = recorder, [], time.monotonic()
+
+    def take(self, screen: tuple[int, int], quiet: float = 0.0) -> tuple[list[RecordedAction], int]:
+        """The actions of the input so far, and how many events are kept back.
+
+        A gesture still going on (a key or button down) is kept for the next take; with
+        ``quiet`` (seconds) so is all input until none came for that long, so a burst is
+        converted whole (a double click is not cut in two).
+        """
+        from pytest_osworld.guest.input_actions import settled_length
+
+        with self._lock:
+            if self._recorder is None:
+                raise NoRecording("no input recording is running")
+            events = self._pending + self._recorder.take()
+            settled = settled_length(events)
+            if events and time.monotonic() - events[-1].time < quiet:
+                settled = 0
+            events, self._pending = events[:settled], events[settled:]
+            previous_end, pending = self._last_end, len(self._pending)
+            if events:
+                self._last_end = events[-1].time
+        return to_actions(events, screen, previous_end), pending
+
+    def stop(self, screen: tuple[int, int]) -> list[RecordedAction]:
+        """Stop recording; the actions not taken yet. :class:`NoRecording` when none runs."""
+        with self._lock:
+            recorder, self._recorder = self._recorder, None
+            if recorder is None:
+                raise NoRecording("no input recording is running")
+            events, self._pending = self._pending + recorder.stop(), []
+            previous_end, self._last_end = self._last_end, None
+        return to_actions(events, screen, previous_end)

@@ -19,6 +19,8 @@ accessibility tree, terminal, screen, cursor, platform). Its neighbours own the 
 - :mod:`~pytest_osworld.guest.server_protocol`: requests, responses, argument checks;
 - :mod:`~pytest_osworld.guest.server_commands`: programs, worker code and windows;
 - :mod:`~pytest_osworld.guest.server_files`: files, uploads, wallpaper and recording;
+- :mod:`~pytest_osworld.guest.input_record`: a person's input, recorded as pyautogui
+  actions (``/input/start``, ``/input/take``, ``/input/stop``; ``--agent=human``);
 - :mod:`~pytest_osworld.guest.server_http`: the HTTP transport, served by
   :class:`http.server.ThreadingHTTPServer` on a unix socket or loopback TCP.
 
@@ -31,12 +33,12 @@ import hmac
 import os
 import subprocess
 import threading
-import time
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_osworld.guest import a11y, desktop
+from pytest_osworld.guest.input_record import InputSession, NoRecording
 from pytest_osworld.guest.server_commands import (
     DEFAULT_OPEN_TIMEOUT,
     DESKTOP_WRAPPERS,
@@ -64,9 +66,6 @@ from pytest_osworld.guest.server_protocol import (
     str_field,
 )
 from pytest_osworld.guest.worker import ActionWorker
-
-if TYPE_CHECKING:
-    from pytest_osworld.guest.input_record import InputRecorder, RecordedEvent
 
 __all__ = [
     "DEFAULT_OPEN_TIMEOUT",
@@ -102,11 +101,8 @@ class GuestApp(CommandRoutes, FileRoutes):
         self.tree = a11y.TreeBuilder()
         self._recording: subprocess.Popen[bytes] | None = None
         self._recording_lock = threading.Lock()
-        self._input: InputRecorder | None = None
-        self._input_pending: list[RecordedEvent] = []
-        #: When the input converted so far ended (the next action's wait counts from it).
-        self._input_last_end: float | None = None
-        self._input_lock = threading.Lock()
+        #: The person's input recording (``/input/...``, for ``--agent=human``).
+        self.input = InputSession()
         get, post, both = frozenset({"GET"}), frozenset({"POST"}), frozenset({"GET", "POST"})
         self.routes: dict[str, tuple[frozenset[str], Callable[[Request], Response]]] = {
             "/health": (get, self.health),
@@ -242,52 +238,27 @@ class GuestApp(CommandRoutes, FileRoutes):
     def input_start(self, request: Request) -> Response:
         """Start recording the X input; 409 when a recording runs. The first action's
         ``wait_before`` counts from this call."""
-        from pytest_osworld.guest.input_record import InputRecorder
-
-        with self._input_lock:
-            if self._input is not None:
-                raise HTTPError(409, "an input recording is already running")
-            recorder = InputRecorder()
-            recorder.start()
-            # the first action's wait counts from here: what the person waited for at the start
-            self._input, self._input_pending, self._input_last_end = recorder, [], time.monotonic()
+        try:
+            self.input.start()
+        except NoRecording as exc:
+            raise HTTPError(409, str(exc)) from exc
         return Response.of_json({"status": "success"})
 
     def input_take(self, request: Request) -> Response:
-        """``{"actions": [{"code", "wait_before"}], "pending": N}`` of the input since the last take.
-
-        A gesture still going on (a key or button down) is kept for the next take; with
-        ``quiet`` (seconds), so is all input until none came for that long, so a burst is
-        converted whole (a double click is not cut in two). ``pending`` counts the events
-        kept back: input is going on.
-        """
-        from pytest_osworld.guest.input_actions import settled_length, to_actions
-
+        """``{"actions": [{"code", "wait_before"}], "pending": N}`` of the input since the
+        last take (see :meth:`InputSession.take`; ``quiet`` in seconds); 409 when none runs."""
         fields = request.fields()
         quiet = number_field(fields, "quiet", 1.0) if "quiet" in fields else 0.0
-        with self._input_lock:
-            if self._input is None:
-                raise HTTPError(409, "no input recording is running")
-            events = self._input_pending + self._input.take()
-            settled = settled_length(events)
-            if events and time.monotonic() - events[-1].time < quiet:
-                settled = 0
-            events, self._input_pending = events[:settled], events[settled:]
-            previous_end, pending = self._input_last_end, len(self._input_pending)
-            if events:
-                self._input_last_end = events[-1].time
-        actions = to_actions(events, desktop.screen_size(), previous_end)
+        try:
+            actions, pending = self.input.take(desktop.screen_size(), quiet)
+        except NoRecording as exc:
+            raise HTTPError(409, str(exc)) from exc
         return Response.of_json({"actions": [action.as_dict() for action in actions], "pending": pending})
 
     def input_stop(self, request: Request) -> Response:
-        """Stop recording; the answer is the one of ``/input/take``; 409 when none runs."""
-        from pytest_osworld.guest.input_actions import to_actions
-
-        with self._input_lock:
-            recorder, self._input = self._input, None
-            if recorder is None:
-                raise HTTPError(409, "no input recording is running")
-            events, self._input_pending = self._input_pending + recorder.stop(), []
-            previous_end, self._input_last_end = self._input_last_end, None
-        actions = to_actions(events, desktop.screen_size(), previous_end)
+        """Stop recording; the actions not taken yet, as ``/input/take``; 409 when none runs."""
+        try:
+            actions = self.input.stop(desktop.screen_size())
+        except NoRecording as exc:
+            raise HTTPError(409, str(exc)) from exc
         return Response.of_json({"actions": [action.as_dict() for action in actions]})
