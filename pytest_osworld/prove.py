@@ -8,7 +8,13 @@ is not needed (or the evaluator does not check its effect).
 
 The runs are pytest subprocesses over all the tasks at once (one per agent, one per
 mutation round), read back from their JUnit files; options after ``--`` go to each of
-them (``--provider=...``, ``-n 2``, ``--solutions FILE``, ``--offline``).
+them (``--provider=...``, ``-n 2``, ``--solutions FILE``, ``--offline``). The lint uses the
+settings those runs resolve (the ini file of the paths' rootdir, then the options): the
+asset cache, ``--offline``, ``--solutions`` and ``--known-broken``. A known-broken task's
+replay must be a strict xfail (KNOWN BROKEN, not a failure); its noop must still score 0.
+
+``scripts/selfcheck.py`` is a caller of :func:`prove`, :func:`run_pytest` and
+:func:`read_cases`: this module is the one reader of the runs' JUnit reports.
 """
 
 from __future__ import annotations
@@ -22,14 +28,20 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_osworld.cli import Command
+
+if TYPE_CHECKING:
+    from pytest_osworld.settings import Settings
 
 # Output lines and reasons; tests import these.
 PROVEN = "PROVEN {name}"
 FAILED = "FAILED {name}: {problems}"
+KNOWN_BROKEN = "KNOWN BROKEN {name}: {reason}"
 COUNT = "{proven} of {total} task(s) proven, {failed} failed"
+#: Appended to :data:`COUNT` when some tasks are known broken (strict xfails).
+COUNT_KNOWN = ", {known} known broken"
 USAGE = "error: {problem}"
 NO_PATHS = (
     "give the task files or folders to prove: pytest-osworld prove PATHS [--mutations] [-- PYTEST OPTIONS]"
@@ -41,6 +53,11 @@ NO_JUNIT = "pytest wrote no JUnit report for the {label} run (exit code {code});
 NOT_RUN = "pytest did not run it (see the run's output)"
 NO_SCORE = "{outcome} without a score: {message}"
 REPLAY_LOW = "the reference solution scored {score:.2f}, not 1: {message}"
+REPLAY_NOT_PASSED = "the reference solution scored 1 but pytest reports {outcome}: {message}"
+NOOP_NOT_FAILED = "doing nothing scored 0 but pytest reports {outcome}, not failed: {message}"
+NO_JUNIT_STREAMED = (
+    "pytest wrote no JUnit report for the {label} run (exit code {code}); see its output above"
+)
 NOOP_HIGH = (
     "doing nothing scored {score:.2f}, not 0: the evaluator checks nothing the untouched desktop "
     "lacks; compare the result with a state only the solution makes"
@@ -60,7 +77,8 @@ class UsageProblem(Exception):
 
 @dataclass(frozen=True)
 class Case:
-    """One task's outcome in one run: pytest's outcome, its score, its message."""
+    """One task's outcome in one run: pytest's outcome (passed, failed, error, skipped or
+    xfailed), its score, its message."""
 
     outcome: str
     score: float | None
@@ -87,17 +105,6 @@ def split_items(items: Sequence[str]) -> tuple[list[str], bool, list[str]]:
         if item.startswith("-"):
             raise UsageProblem(UNKNOWN_OPTION.format(option=item))
     return paths, mutations, rest
-
-
-def option_value(options: Sequence[str], flag: str) -> str | None:
-    """The last value of ``flag`` in pytest's options (``--flag=V`` or ``--flag V``)."""
-    found = None
-    for i, item in enumerate(options):
-        if item == flag and i + 1 < len(options):
-            found = options[i + 1]
-        elif item.startswith(flag + "="):
-            found = item[len(flag) + 1 :]
-    return found
 
 
 def without_option(options: Sequence[str], flag: str) -> list[str]:
@@ -138,10 +145,12 @@ def read_cases(junit: Path) -> dict[str, list[Case]]:
     for node in ET.parse(junit).getroot().iter("testcase"):
         props = {p.get("name"): p.get("value") for p in node.iter("property")}
         outcome, message = "passed", ""
-        for tag in ("error", "failure", "skipped"):
+        for tag, name in (("error", "error"), ("failure", "failed"), ("skipped", "skipped")):
             found = node.find(tag)
             if found is not None:
-                outcome, message = tag, found.get("message", "") or (found.text or "")
+                outcome, message = name, found.get("message", "") or (found.text or "")
+                if tag == "skipped" and found.get("type") == "pytest.xfail":
+                    outcome = "xfailed"
                 break
         score = props.get("score")
         name = str(node.get("name", "")).split("[")[0]
@@ -151,10 +160,19 @@ def read_cases(junit: Path) -> dict[str, list[Case]]:
 
 
 def run_pytest(
-    label: str, agent: str, files: Sequence[Path], options: Sequence[str], work: Path
+    label: str,
+    agent: str,
+    files: Sequence[Path],
+    options: Sequence[str],
+    work: Path,
+    *,
+    stream: bool = False,
+    junit: Path | None = None,
 ) -> dict[str, list[Case]]:
-    """Run pytest with ``agent`` over ``files``; the test cases of its JUnit report."""
-    junit = work / f"{label}.xml"
+    """Run pytest with ``agent`` over ``files`` (results in ``work/label``); the test cases
+    of its JUnit report (``work/label.xml`` unless ``junit``). With ``stream`` the command is
+    printed and pytest's output goes to the terminal; otherwise it is kept for the error."""
+    junit = junit or work / f"{label}.xml"
     command = [
         sys.executable,
         "-m",
@@ -169,11 +187,68 @@ def run_pytest(
         "-q",
     ]
     print(f"prove: {label}: {len(files)} task(s), --agent={agent}", file=sys.stderr, flush=True)
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if stream:
+        print("+", " ".join(command), flush=True)
+    done = subprocess.run(command, capture_output=not stream, text=True, check=False)
     if not junit.is_file():
+        if stream:
+            raise UsageProblem(NO_JUNIT_STREAMED.format(label=label, code=done.returncode))
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
         raise UsageProblem(NO_JUNIT.format(label=label, code=done.returncode, tail=tail))
     return read_cases(junit)
+
+
+def run_settings(files: Sequence[Path], options: Sequence[str]) -> Settings:
+    """The settings pytest resolves for a run over ``files`` with ``options``: the ini file
+    of their rootdir (pytest.ini, pyproject.toml's ``[tool.pytest.ini_options]``, ...), then
+    the options; a bad option or value is a usage problem."""
+    import pytest
+    from _pytest.config import _prepareconfig
+
+    from pytest_osworld.settings import resolve
+
+    try:
+        config = _prepareconfig([*map(str, files), *options])
+        try:
+            return resolve(config)
+        finally:
+            config._ensure_unconfigure()
+    except pytest.UsageError as exc:
+        raise UsageProblem(str(exc)) from exc
+
+
+def replay_verdict(found: Sequence[Case] | None) -> tuple[list[str], str | None]:
+    """A task's replay cases -> (problems, the known-broken reason when every case that did
+    not pass with score 1 is a strict xfail). Every case must pass with score 1 or xfail."""
+    if not found:
+        return [NOT_RUN], None
+    xfailed = [case for case in found if case.outcome == "xfailed"]
+    rest = [case for case in found if case.outcome != "xfailed"]
+    problems = []
+    if rest:
+        worst = min(rest, key=lambda c: (-1.0 if c.score is None else c.score, c.outcome == "passed"))
+        if worst.score is None:
+            problems.append(NO_SCORE.format(outcome=worst.outcome, message=worst.message or "no message"))
+        elif worst.score < 1.0:
+            problems.append(REPLAY_LOW.format(score=worst.score, message=worst.message))
+        elif worst.outcome != "passed":
+            problems.append(REPLAY_NOT_PASSED.format(outcome=worst.outcome, message=worst.message))
+    reason = (xfailed[0].message or "xfailed") if xfailed and not problems else None
+    return problems, reason
+
+
+def noop_verdict(found: Sequence[Case] | None) -> list[str]:
+    """A task's noop cases -> problems: every case must fail with score 0."""
+    if not found:
+        return [NOT_RUN]
+    worst = max(found, key=lambda c: (2.0 if c.score is None else c.score, c.outcome != "failed"))
+    if worst.score is None:
+        return [NO_SCORE.format(outcome=worst.outcome, message=worst.message or "no message")]
+    if worst.score > 0.0:
+        return [NOOP_HIGH.format(score=worst.score)]
+    if worst.outcome != "failed":
+        return [NOOP_NOT_FAILED.format(outcome=worst.outcome, message=worst.message or "no message")]
+    return []
 
 
 def score_of(cases: dict[str, list[Case]], name: str) -> tuple[float | None, str]:
@@ -211,25 +286,32 @@ def _show(action: Any) -> str:
     return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
-def prove(paths: Sequence[str], options: Sequence[str], with_mutations: bool, work: Path) -> list[str]:
-    """Prove the tasks under ``paths``; one output line per task (the count line is the caller's)."""
+def prove(
+    paths: Sequence[str], options: Sequence[str], with_mutations: bool, work: Path, *, stream: bool = False
+) -> list[str]:
+    """Prove the tasks under ``paths``; one output line per task (PROVEN, FAILED or KNOWN
+    BROKEN; the count line is the caller's). The runs' JUnit reports and results folders
+    stay in ``work`` (``replay.xml``, ``replay/``, ``noop.xml``, ...); ``stream`` shows
+    pytest's output (:func:`run_pytest`)."""
     import pytest
 
-    from pytest_osworld.assets import AssetCache, default_cache_dir
+    from pytest_osworld.assets import AssetCache
     from pytest_osworld.prove_lint import lint_task
+    from pytest_osworld.selection import load_known_broken
     from pytest_osworld.solutions import load_solutions, solution_key
 
     files = find_task_files(paths)
-    solutions_file = option_value(options, "--solutions")
+    settings = run_settings(files, options)
     try:
-        solutions = load_solutions(Path(solutions_file) if solutions_file else None)
+        solutions = load_solutions(settings.solutions)
+        known_broken = load_known_broken(settings.known_broken)
     except pytest.UsageError as exc:
         raise UsageProblem(str(exc)) from exc
-    cache = option_value(options, "--asset-cache")
-    assets = AssetCache(Path(cache) if cache else default_cache_dir(), offline="--offline" in options)
+    assets = AssetCache(settings.asset_cache, offline=settings.offline)
     failures: dict[str, list[str]] = {}
+    broken: dict[str, str] = {}
+    linted = [lint_task(path, solutions, assets, known_broken) for path in files]
     clean = []
-    linted = [lint_task(path, solutions, assets) for path in files]
     for lint in linted:
         if lint.problems:
             failures[lint.name] = [f"lint {'; '.join(map(str, lint.problems))}"]
@@ -237,24 +319,22 @@ def prove(paths: Sequence[str], options: Sequence[str], with_mutations: bool, wo
             clean.append(lint)
     if clean:
         clean_files = [lint.path for lint in clean]
-        replay = run_pytest("replay", "replay", clean_files, options, work)
-        noop = run_pytest("noop", "noop", clean_files, options, work)
+        replay = run_pytest("replay", "replay", clean_files, options, work, stream=stream)
+        # Doing nothing must score 0 on a known-broken task too: no xfail for noop.
+        noop_options = [*options, "--known-broken="]
+        noop = run_pytest("noop", "noop", clean_files, noop_options, work, stream=stream)
         rounds: list[dict[str, tuple[Path, str, Mutation]]] = []
         for lint in clean:
-            score, message = score_of(replay, lint.name)
-            problems = failures.setdefault(lint.name, [])
-            if score is None or score < 1.0:
-                problems.append(
-                    "replay "
-                    + (message if score is None else REPLAY_LOW.format(score=score, message=message))
-                )
-            elif with_mutations and lint.task is not None and lint.task.solution is not None:
+            replayed, reason = replay_verdict(replay.get(lint.name))
+            problems = failures.setdefault(lint.name, [f"replay {problem}" for problem in replayed])
+            if reason is not None:
+                broken[lint.name] = reason
+            # An OmniACT task replays its own gold script, never a --solutions file.
+            elif with_mutations and not replayed and not lint.omniact and lint.task and lint.task.solution:
                 _add_to_rounds(
                     rounds, lint.path, lint.name, solution_key(lint.task), mutations(lint.task.solution)
                 )
-            score, message = score_of(noop, lint.name)
-            if score is None or score > 0.0:
-                problems.append("noop " + (message if score is None else NOOP_HIGH.format(score=score)))
+            problems += [f"noop {problem}" for problem in noop_verdict(noop.get(lint.name))]
         base = without_option(options, "--solutions")
         for k, round_ in enumerate(rounds, start=1):
             solutions_path = work / f"mutations-{k}.json"
@@ -267,18 +347,35 @@ def prove(paths: Sequence[str], options: Sequence[str], with_mutations: bool, wo
                 [p for p, _, _ in round_.values()],
                 [*base, f"--solutions={solutions_path}"],
                 work,
+                stream=stream,
             )
             for _, name, mutation in round_.values():
                 score, _ = score_of(cases, name)
                 if score is not None and score >= 1.0:
                     failures[name].append(f"mutation {mutation.why}")
-    names = sorted({lint.name for lint in linted})
     return [
-        FAILED.format(name=name, problems="; ".join(failures[name]))
-        if failures.get(name)
-        else PROVEN.format(name=name)
-        for name in names
+        verdict_line(name, failures.get(name, []), broken.get(name))
+        for name in sorted({lint.name for lint in linted})
     ]
+
+
+def verdict_line(name: str, problems: Sequence[str], broken: str | None) -> str:
+    """A task's output line: FAILED with its problems, else KNOWN BROKEN, else PROVEN."""
+    if problems:
+        return FAILED.format(name=name, problems="; ".join(problems))
+    if broken is not None:
+        return KNOWN_BROKEN.format(name=name, reason=broken)
+    return PROVEN.format(name=name)
+
+
+def count_line(lines: Sequence[str]) -> str:
+    """The count line of :func:`prove`'s output lines."""
+    proven = sum(line.startswith("PROVEN ") for line in lines)
+    failed = sum(line.startswith("FAILED ") for line in lines)
+    known = len(lines) - proven - failed
+    return COUNT.format(proven=proven, total=len(lines), failed=failed) + (
+        COUNT_KNOWN.format(known=known) if known else ""
+    )
 
 
 def _add_to_rounds(
@@ -316,7 +413,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Prove; print one line per task and the count. 0 all proven, 1 some not, 2 usage error."""
+    """Prove; print one line per task and the count. 0 all proven (or known broken), 1 some
+    not, 2 usage error."""
     try:
         paths, later_mutations, options = split_items(args.items)
         if not paths:
@@ -328,9 +426,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for line in lines:
         print(line)
-    proven = sum(line.startswith("PROVEN ") for line in lines)
-    print(COUNT.format(proven=proven, total=len(lines), failed=len(lines) - proven))
-    return 0 if proven == len(lines) else 1
+    print(count_line(lines))
+    return 1 if any(line.startswith("FAILED ") for line in lines) else 0
 
 
 #: The ``prove`` subcommand (registered in :data:`pytest_osworld.cli.COMMANDS`).

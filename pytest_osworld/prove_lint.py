@@ -1,24 +1,27 @@
 """The lint of ``pytest-osworld prove``: what a task file can be checked for without a desktop.
 
 Each task file is loaded and name-checked as collection does (:func:`~pytest_osworld.task.load_task`,
-:func:`~pytest_osworld.collect.check_names`, so an unknown setup step, getter or metric comes
-with the registry's "did you mean"), then checked for what collection leaves to run time:
-assets that do not exist, guest paths outside the user's home, and a missing reference
-solution. Every :class:`Problem` names the JSON path and says what to do.
+:func:`~pytest_osworld.collect.unknown_names`: every unknown setup step, getter or metric,
+each with the registry's "did you mean"), then checked for what collection leaves to run
+time: assets that do not exist, guest paths outside the user's home, and a missing reference
+solution (a known-broken task may have none). Every :class:`Problem` names the JSON path and
+says what to do.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_osworld.assets import AssetCache, AssetError
-from pytest_osworld.collect import check_names
+from pytest_osworld.collect import unknown_names
 from pytest_osworld.errors import TaskFileError
+from pytest_osworld.omniact.task import load_omniact_task, looks_like_omniact
 from pytest_osworld.solutions import solution_key, with_solution
 from pytest_osworld.task import Task, load_task
 
@@ -64,6 +67,8 @@ class Linted:
     path: Path
     task: Task | None
     problems: tuple[Problem, ...]
+    #: An OmniACT task (scored offline from its gold script; no mutations).
+    omniact: bool = False
 
     @property
     def name(self) -> str:
@@ -72,19 +77,39 @@ class Linted:
 
 
 def lint_task(
-    path: Path, solutions: dict[str, tuple[str | dict[str, Any], ...]], assets: AssetCache
+    path: Path,
+    solutions: dict[str, tuple[str | dict[str, Any], ...]],
+    assets: AssetCache,
+    known_broken: Collection[str] = (),
 ) -> Linted:
-    """Lint the task file at ``path``; ``solutions`` are those of ``--solutions`` (may be empty)."""
+    """Lint the task file at ``path``; ``solutions`` are those of ``--solutions`` (may be
+    empty), ``known_broken`` the ids of ``--known-broken`` (they need no solution). An
+    OmniACT task file is only loaded: it has no setup, no evaluator and its own solution."""
+    if is_omniact(path):
+        try:
+            return Linted(path, load_omniact_task(path).agent_task(), (), omniact=True)
+        except TaskFileError as exc:
+            return Linted(path, None, (Problem(exc.json_path, exc.problem),), omniact=True)
     try:
         task = with_solution(load_task(path), solutions)
-        check_names(task)
     except TaskFileError as exc:
         return Linted(path, None, (Problem(exc.json_path, exc.problem),))
+    unknown = [Problem(exc.json_path, exc.problem) for exc in unknown_names(task)]
+    if unknown:
+        return Linted(path, task, tuple(unknown))
     problems = list(asset_problems(task, assets))
     problems += home_problems(task)
-    if task.solution is None:
+    if task.solution is None and task.id not in known_broken:
         problems.append(Problem("$.solution", NO_SOLUTION.format(key=solution_key(task))))
     return Linted(path, task, tuple(problems))
+
+
+def is_omniact(path: Path) -> bool:
+    """Whether the file at ``path`` parses as an OmniACT task (collection's test too)."""
+    try:
+        return looks_like_omniact(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return False
 
 
 def task_assets(task: Task) -> Iterator[tuple[str, str]]:

@@ -1,14 +1,16 @@
 """The suite's self-check (ARCHITECTURE.md section 8): every evaluator proven both ways.
 
-Runs ``pytest tasks --agent=replay`` and ``pytest tasks --agent=noop`` and reads their
-JUnit reports: replay must score 1 on every task (infeasible tasks by saying FAIL) and
-noop must score 0 on every task, with no errors and no skips.
+Proves ``tasks/`` with ``pytest-osworld prove`` (:func:`pytest_osworld.prove.prove`: the
+lint, then ``--agent=replay`` and ``--agent=noop`` runs read back from their JUnit reports):
+replay must pass with score 1 on every task (infeasible tasks by saying FAIL) and noop must
+fail with score 0 on every task, with no errors and no skips.
 
 Where OSWorld's examples are at hand (``../shared/osworld/examples``, or the folder in
 ``OSWORLD_EXAMPLES``), the OSWorld tasks named in ``tasks/osworld_solutions.json`` and
 ``tasks/osworld_known_broken.txt`` are checked the same way, unchanged: replay with
-``--solutions`` must score 1 (a known-broken task must stay a strict xfail), and noop must
-score 0 on every one of them, known-broken ones included.
+``--solutions`` and ``--known-broken`` must score 1 (a known-broken task must stay a strict
+xfail), and noop must score 0 on every one of them, known-broken ones included (prove runs
+noop without the known-broken file).
 
 The main command's replay runs a second time as three shards (``--shard K/3``) in three
 processes, merged with ``pytest-osworld merge``: every task's outcome and score, and the
@@ -17,8 +19,8 @@ summary's rates, must be those of the run in one process.
 In both replay runs no solution step may raise (``action_errors`` in ``traj.jsonl``), even
 in a task that passes: such a step is a wait that timed out or a click that missed.
 
-Extra pytest arguments (such as ``-n 2``) are passed through. Exits non-zero, listing the
-offenders, otherwise.
+Extra pytest arguments (such as ``-n 2``) are passed through to every run (as the options
+after ``--`` of prove). Exits non-zero, listing the offenders, otherwise.
 
     .venv/bin/python scripts/selfcheck.py -n 2
 """
@@ -30,61 +32,40 @@ import os
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from pytest_osworld.prove import (
+    UsageProblem,
+    count_line,
+    find_task_files,
+    prove,
+    read_cases,
+    run_pytest,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "tasks" / "osworld_solutions.json"
 KNOWN_BROKEN = ROOT / "tasks" / "osworld_known_broken.txt"
 
-#: Outcome and score of each test id, from a JUnit report.
-Results = dict[str, tuple[str, float | None]]
+#: Outcomes and scores of each task of a run (its repeats in order), from a JUnit report.
+Results = dict[str, list[tuple[str, float | None]]]
 
 
-def run(
-    label: str, agent: str, targets: list[str], extra: list[str], workdir: Path, junit: Path | None = None
-) -> Results:
-    """Run pytest with ``agent`` on ``targets`` into ``workdir/label``; return {test id:
-    (outcome, score)} from its JUnit report (``workdir/label.xml`` unless ``junit``)."""
-    junit = junit or workdir / f"{label}.xml"
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        *targets,
-        f"--agent={agent}",
-        f"--junitxml={junit}",
-        f"--results-dir={workdir / label}",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        *extra,
-    ]
-    print("+", " ".join(command), flush=True)
-    subprocess.run(command, cwd=ROOT, check=False)
-    if not junit.is_file():
-        raise SystemExit(f"selfcheck: pytest wrote no JUnit report for {label}")
-    return read_junit(junit)
+def results(junit: Path) -> Results:
+    """{task: [(outcome, score), ...]} of a JUnit report, read by prove."""
+    return {name: [(case.outcome, case.score) for case in cases] for name, cases in read_cases(junit).items()}
 
 
-def read_junit(junit: Path) -> Results:
-    """{test id: (outcome, score)} of a JUnit report."""
-    results: Results = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        name = f"{case.get('classname')}::{case.get('name')}"
-        props = {p.get("name"): p.get("value") for p in case.iter("property")}
-        skipped = case.find("skipped")
-        if case.find("error") is not None:
-            outcome = "error"
-        elif skipped is not None:
-            outcome = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
-        elif case.find("failure") is not None:
-            outcome = "failed"
-        else:
-            outcome = "passed"
-        score = props.get("score")
-        results[name] = (outcome, float(score) if score is not None else None)
-    return results
+def check(label: str, paths: list[str], options: list[str], work: Path) -> list[str]:
+    """Prove ``paths`` with ``options`` into ``work``; the lines of the tasks not proven
+    (a known-broken strict xfail is not a problem)."""
+    work.mkdir()
+    try:
+        lines = prove(paths, options, False, work, stream=True)
+    except UsageProblem as exc:
+        return [f"{label}: {exc}"]
+    print(f"selfcheck: {label}: {count_line(lines)}", flush=True)
+    return [f"{label} {line}" for line in lines if line.startswith("FAILED ")]
 
 
 def rates(results_dir: Path) -> list[str]:
@@ -96,32 +77,33 @@ def rates(results_dir: Path) -> list[str]:
     return summary_lines([record_of_result(r) for r in found if r is not None])
 
 
-def check_shards(
-    label: str, targets: list[str], extra: list[str], workdir: Path, whole: Results
-) -> list[str]:
+def check_shards(label: str, files: list[Path], extra: list[str], work: Path) -> list[str]:
     """The run of agent ``label`` again as three separate processes (``--shard K/3``),
     merged with ``pytest-osworld merge``: per-task outcomes, scores and summary rates must
-    be those of the run in one process (``whole``, in ``workdir/label``), with one HTML
+    be those of the run in one process (``work/label.xml``, ``work/label``), with one HTML
     report."""
     shards = 3
     parts = [f"{label}-shard-{k}" for k in range(1, shards + 1)]
-    for k, part in enumerate(parts, 1):
-        shard = [f"--shard={k}/{shards}", *extra]
-        run(part, label, targets, shard, workdir, junit=workdir / part / "junit.xml")
-    merged = workdir / f"{label}-merged"
+    try:
+        for k, part in enumerate(parts, 1):
+            shard = [*extra, f"--shard={k}/{shards}"]
+            run_pytest(part, label, files, shard, work, stream=True, junit=work / part / "junit.xml")
+    except UsageProblem as exc:
+        return [f"{label}: {exc}"]
+    merged = work / f"{label}-merged"
     merge = str(Path(sys.executable).parent / "pytest-osworld")
-    command = [merge, "merge", *(str(workdir / p) for p in parts), "--out", str(merged)]
+    command = [merge, "merge", *(str(work / p) for p in parts), "--out", str(merged)]
     print("+", " ".join(command), flush=True)
-    done = subprocess.run(command, cwd=ROOT, check=False)
+    done = subprocess.run(command, check=False)
     if done.returncode != 0:
         return [f"{label}: pytest-osworld merge of {shards} shards exited with {done.returncode}"]
     problems = []
-    combined = read_junit(merged / "junit.xml")
+    whole, combined = results(work / f"{label}.xml"), results(merged / "junit.xml")
     for name in sorted(set(whole) | set(combined)):
         if whole.get(name) != combined.get(name):
             problems.append(f"{label} {name}: {whole.get(name)} in one run, {combined.get(name)} merged")
-    if rates(workdir / label) != rates(merged):
-        problems.append(f"{label}: merged rates {rates(merged)}, one run's {rates(workdir / label)}")
+    if rates(work / label) != rates(merged):
+        problems.append(f"{label}: merged rates {rates(merged)}, one run's {rates(work / label)}")
     if not (merged / "index.html").is_file():
         problems.append(f"{label}: the merge wrote no HTML report")
     verdict = "as in one run" if not problems else "NOT as in one run"
@@ -166,52 +148,26 @@ def raised_steps(results_dir: Path) -> list[str]:
     return found
 
 
-def check(label: str, replay: Results, noop: Results) -> list[str]:
-    """Replay scores 1 (or is a known-broken xfail); noop scores 0; both saw the same tasks."""
-    problems = [
-        f"{label} replay {name}: {outcome}, score {score}"
-        for name, (outcome, score) in replay.items()
-        if not (outcome == "passed" and score == 1.0) and outcome != "xfailed"
-    ]
-    problems += [
-        f"{label} noop {name}: {outcome}, score {score}"
-        for name, (outcome, score) in noop.items()
-        if outcome != "failed" or score != 0.0
-    ]
-    if not replay or set(replay) != set(noop):
-        problems.append(f"{label}: the runs saw different or no tasks ({len(replay)} vs {len(noop)})")
-    print(
-        f"selfcheck: {label}: {len(replay)} tasks; replay scored 1 on "
-        f"{sum(1 for o, s in replay.values() if o == 'passed' and s == 1.0)} "
-        f"({sum(1 for o, _ in replay.values() if o == 'xfailed')} known broken), noop scored 0 on "
-        f"{sum(1 for o, s in noop.values() if o == 'failed' and s == 0.0)}"
-    )
-    return problems
-
-
 def main(argv: list[str]) -> int:
-    """Run both agents on our tasks and on OSWorld's solved ones; print a verdict."""
+    """Prove our tasks and OSWorld's solved ones; shard our replay run; print a verdict."""
+    os.chdir(ROOT)
     with tempfile.TemporaryDirectory(prefix="osworld-selfcheck-") as tmp:
         work = Path(tmp)
-        replay = run("replay", "replay", ["tasks"], argv, work)
-        problems = check("tasks", replay, run("noop", "noop", ["tasks"], argv, work))
-        # The main command again, as three shards in three processes, merged.
-        problems += check_shards("replay", ["tasks"], argv, work, replay)
-        problems += [f"tasks replay raised: {step}" for step in raised_steps(work / "replay")]
+        problems = check("tasks", ["tasks"], argv, work / "tasks")
+        if (work / "tasks" / "replay.xml").is_file():
+            # The main command's replay again, as three shards in three processes, merged.
+            files = find_task_files(["tasks"])
+            problems += check_shards("replay", files, argv, work / "tasks")
+        problems += [f"tasks replay raised: {step}" for step in raised_steps(work / "tasks" / "replay")]
         examples = osworld_examples()
         if examples is None:
             print("selfcheck: OSWorld's examples are not here; its solved tasks are not checked")
         else:
-            targets = osworld_targets(examples)
-            replay = run(
-                "osworld-replay",
-                "replay",
-                targets,
-                [f"--solutions={SOLUTIONS}", f"--known-broken={KNOWN_BROKEN}", *argv],
-                work,
-            )
-            problems += check("osworld", replay, run("osworld-noop", "noop", targets, argv, work))
-            problems += [f"osworld replay raised: {step}" for step in raised_steps(work / "osworld-replay")]
+            options = [f"--solutions={SOLUTIONS}", f"--known-broken={KNOWN_BROKEN}", *argv]
+            problems += check("osworld", osworld_targets(examples), options, work / "osworld")
+            problems += [
+                f"osworld replay raised: {step}" for step in raised_steps(work / "osworld" / "replay")
+            ]
     for problem in problems:
         print(f"selfcheck: {problem}")
     return 1 if problems else 0

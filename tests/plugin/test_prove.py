@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,24 +11,37 @@ from typing import Any
 
 import pytest
 
+from pytest_osworld.assets import AssetCache
 from pytest_osworld.cli import main
 from pytest_osworld.prove import (
     COUNT,
+    COUNT_KNOWN,
     DONE_INSTEAD,
+    KNOWN_BROKEN,
     NO_PATHS,
     NO_SUCH_PATH,
     NO_TASKS,
     NOOP_HIGH,
     REPLAY_LOW,
+    REPLAY_NOT_PASSED,
     STEP_NOT_NEEDED,
     UNKNOWN_OPTION,
     mutations,
     split_items,
 )
-from pytest_osworld.prove_lint import ASSET_MISSING, HOME, NO_SOLUTION, OUTSIDE_HOME
+from pytest_osworld.prove_lint import ASSET_MISSING, ASSET_NOT_CACHED, HOME, NO_SOLUTION, OUTSIDE_HOME
 from tests.plugin.conftest import WRITE_HELLO
 
 pytestmark = pytest.mark.usefixtures("fake_ini")
+
+#: The ini of the ``fake_ini`` fixture; tests add osworld_* lines to it.
+FAKE_INI = """
+[pytest]
+osworld_provider = fake
+osworld_asset_cache = .assets
+osworld_results_dir = results/run
+filterwarnings = ignore::pytest.PytestAssertRewriteWarning
+"""
 
 TASK_ID = "11111111-0000-0000-0000-000000000001"
 NAME = f"os/{TASK_ID}"
@@ -202,3 +216,116 @@ def test_the_console_script(pytester: pytest.Pytester, write_task: Any) -> None:
     assert lines[1].startswith(f"FAILED os/33333333-0000-0000-0000-000000000003: replay {low}"), lines
     assert done.stdout.splitlines()[2] == COUNT.format(proven=1, total=2, failed=1)
     assert done.returncode == 1, done.stderr
+
+
+def test_every_unknown_name_is_a_lint_problem_with_its_suggestion(
+    pytester: pytest.Pytester, write_task: Any, capsys: Any
+) -> None:
+    write_task(
+        config=[{"type": "execut", "parameters": {"command": ["true"]}}],
+        evaluator={
+            "func": "exact_mach",
+            "result": {"type": "vm_command_lin", "command": ["cat", "/home/user/out.txt"]},
+            "expected": {"type": "rule", "rules": {"expected": "hello"}},
+        },
+    )
+    code, lines, _ = prove(capsys, "tasks")
+    assert lines[0].startswith(f"FAILED {NAME}: lint "), lines
+    assert re.findall(r"(\$[^ ]*): unknown", lines[0]) == [
+        "$.config[0].type",
+        "$.evaluator.func",
+        "$.evaluator.result.type",
+    ]
+    for typo, right in (
+        ("execut", "execute"),
+        ("exact_mach", "exact_match"),
+        ("vm_command_lin", "vm_command_line"),
+    ):
+        assert f"{typo!r}; did you mean {right!r}?" in lines[0]
+    assert code == 1
+
+
+def test_collection_still_reports_the_first_unknown_name(pytester: pytest.Pytester, write_task: Any) -> None:
+    write_task(
+        evaluator={
+            "func": "exact_mach",
+            "result": {"type": "vm_command_lin", "command": ["cat", "/home/user/out.txt"]},
+            "expected": {"type": "rule", "rules": {"expected": "hello"}},
+        },
+    )
+    result = pytester.runpytest("tasks", "--agent=noop", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(
+        ["*invalid OSWorld task file*at $.evaluator.func: unknown metric 'exact_mach'*"]
+    )
+    assert "vm_command_lin" not in result.stdout.str()
+
+
+def test_lint_reads_the_solutions_file_of_the_ini(
+    pytester: pytest.Pytester, write_task: Any, capsys: Any
+) -> None:
+    path = write_task()
+    data = json.loads(path.read_text())
+    del data["solution"]
+    path.write_text(json.dumps(data))
+    (pytester.path / "solutions.json").write_text(json.dumps({f"os/{TASK_ID}.json": [WRITE_HELLO, "DONE"]}))
+    pytester.makeini(FAKE_INI + "osworld_solutions = solutions.json\n")
+    code, lines, _ = prove(capsys, "tasks")
+    assert (code, lines[0]) == (0, f"PROVEN {NAME}")
+
+
+def test_lint_uses_the_asset_cache_and_offline_of_the_ini(
+    pytester: pytest.Pytester, write_task: Any, capsys: Any
+) -> None:
+    url = "https://example.invalid/in.txt"
+    write_task(
+        config=[{"type": "download", "parameters": {"files": [{"url": url, "path": f"{HOME}/in.txt"}]}}]
+    )
+    pytester.makeini(FAKE_INI + "osworld_offline = true\n")
+    code, lines, err = prove(capsys, "tasks")
+    where = AssetCache(Path(".assets")).path_for(url)
+    expected = ASSET_NOT_CACHED.format(url=url, where=where)
+    assert lines[0] == f"FAILED {NAME}: lint $.config[0].parameters.files[0].url: {expected}"
+    assert "replay:" not in err
+    assert code == 1
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text("x")  # seeded: the lint looks in the ini's cache, not the default one
+    code, lines, _ = prove(capsys, "tasks")
+    assert not lines[0].startswith(f"FAILED {NAME}: lint"), lines
+
+
+def test_a_known_broken_task_of_the_ini_is_a_strict_xfail(
+    pytester: pytest.Pytester, write_task: Any, capsys: Any
+) -> None:
+    """No solution needed, replay must xfail, noop must still score 0; exit code 0."""
+    path = write_task()
+    data = json.loads(path.read_text())
+    del data["solution"]
+    path.write_text(json.dumps(data))
+    (pytester.path / "broken.txt").write_text(f"{TASK_ID}: needs the internet\n")
+    pytester.makeini(FAKE_INI + "osworld_known_broken = broken.txt\n")
+    code, lines, err = prove(capsys, "tasks")
+    assert lines == [
+        KNOWN_BROKEN.format(name=NAME, reason="known broken: needs the internet"),
+        COUNT.format(proven=0, total=1, failed=0) + COUNT_KNOWN.format(known=1),
+    ]
+    assert "noop:" in err
+    assert code == 0
+
+
+def test_a_known_broken_task_that_passes_fails(
+    pytester: pytest.Pytester, write_task: Any, capsys: Any
+) -> None:
+    write_task()
+    broken = pytester.path / "broken.txt"
+    broken.write_text(f"{TASK_ID}: needs the internet\n")
+    code, lines, _ = prove(capsys, "tasks", "--", f"--known-broken={broken}")
+    head = REPLAY_NOT_PASSED.split("{outcome}")[0].format(score=1)
+    assert lines[0].startswith(f"FAILED {NAME}: replay {head}failed: [XPASS(strict)]"), lines
+    assert code == 1
+
+
+def test_a_bad_option_value_is_a_usage_error(pytester: pytest.Pytester, write_task: Any, capsys: Any) -> None:
+    write_task()
+    code, lines, err = prove(capsys, "tasks", "--", "--max-steps=0")
+    assert (code, lines) == (2, [])
+    assert err.startswith("error: --max-steps='0' (command line --max-steps)"), err
