@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import time
 from collections.abc import Generator
 from typing import Any
 
@@ -47,9 +48,8 @@ def check_live(settings: Settings, config: pytest.Config) -> None:
             "(other agents' trajectories are in traj.jsonl)"
         )
     if settings.record_solutions is not None and settings.record_solutions.exists():
-        load_solutions(
-            settings.record_solutions, "--record-solutions"
-        )  # a usage error unless it is a solutions file
+        # a usage error unless the file is a solutions file already
+        load_solutions(settings.record_solutions, "--record-solutions")
     if settings.pause_on_fail and (getattr(config.option, "numprocesses", None) or 0):
         raise pytest.UsageError(
             "--pause-on-fail waits for Enter in this terminal, which xdist's workers cannot read: "
@@ -80,14 +80,14 @@ class LiveView:
         from pytest_osworld.live.server import LiveServer
 
         self.worker = worker
-        self.server = LiveServer(worker)
-        self.server.target = lambda: self._socket
-        self.server.on_take_over = self.take_over
-        self.server.start()
         self._socket: str | None = None
         self._environment: Environment | None = None
         #: Whether the person took over the current task's desktop.
         self.taken_over = False
+        self.server = LiveServer(worker)
+        self.server.target = lambda: self._socket
+        self.server.on_take_over = self.take_over
+        self.server.start()
 
     @property
     def url(self) -> str:
@@ -101,14 +101,22 @@ class LiveView:
         self.taken_over = False
         self.server.update(task=task, mode="view", verdicts=False, take_over=True)
 
-    def take_over(self) -> None:
-        """Let the person's input reach the desktop (x11vnc leaves view-only mode)."""
+    def take_over(self, timeout: float = 10.0) -> None:
+        """Let the person's input reach the desktop (x11vnc leaves view-only mode).
+
+        x11vnc starts beside the desktop without being waited for, so a take-over right
+        after a restore tries again until ``timeout``."""
         environment = self._environment
         if environment is None or self.server.mode == "control":
             return
-        result = environment.guest.execute(["x11vnc", "-sync", "-remote", "noviewonly"], timeout=20.0)
-        if result.returncode != 0:
-            raise RuntimeError(f"x11vnc did not leave view-only mode: {result.output.strip()[-300:]}")
+        deadline = time.monotonic() + timeout
+        while True:
+            result = environment.guest.execute(["x11vnc", "-sync", "-remote", "noviewonly"], timeout=timeout)
+            if result.returncode == 0:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"x11vnc did not leave view-only mode: {result.output.strip()[-300:]}")
+            time.sleep(0.3)
         self.taken_over = True
         self.server.update(mode="control")
 
