@@ -10,8 +10,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from Xlib import XK
-
 DOUBLE_CLICK_S = 0.5
 NEAR_PX = 5.0
 SCROLL_GAP_S = 1.0
@@ -258,6 +256,8 @@ def _key_name(sym: int) -> str:
 def _keysym_name(sym: int) -> str:
     """A keysym's name (``Return``, ``F5``), from python-xlib's loaded keysym tables."""
     if not _NAMES:
+        from Xlib import XK  # here, so the guest server starts even where Xlib is missing
+
         XK.load_keysym_group("xkb")
         for attr in dir(XK):
             if attr.startswith("XK_"):
