@@ -9,8 +9,9 @@ says BEHIND. The last lines name the guest's PNG encoder and the screenshot's si
 
     .venv/bin/python bench/bench_desktop.py [--runs N] [--live]
 
-``--live`` runs the desktop as ``--live`` does (x11vnc in it, nobody watching), to show
-that a live view nobody opens costs nothing measurable.
+``--live`` runs as ``--live`` does with nobody watching (the worker's live server up, the
+view attached to each restored desktop), to show that a view nobody opens costs nothing
+measurable.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from pytest_osworld.live.session import LiveView
 from pytest_osworld.providers.base import ProviderConfig
 from pytest_osworld.providers.local import LocalProvider
 
@@ -52,10 +54,11 @@ def timed(func: Callable[[], object], runs: int, warmup: int = 1) -> list[float]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--live", action="store_true", help="with the live view's VNC server running")
+    parser.add_argument("--live", action="store_true", help="with a live view nobody watches")
     args = parser.parse_args()
     runs = args.runs
-    provider = LocalProvider(ProviderConfig(worker_id="bench", work_dir=tempfile.mkdtemp(), live=args.live))
+    provider = LocalProvider(ProviderConfig(worker_id="bench", work_dir=tempfile.mkdtemp()))
+    live = LiveView("bench") if args.live else None
     provider.start()
     results: dict[str, list[float]] = {}
     try:
@@ -63,6 +66,8 @@ def main() -> None:
         for _ in range(max(3, runs // 2)):
             start = time.perf_counter()
             env = provider.restore("init_state")
+            if live is not None:
+                live.attach(env, "bench")
             restore_times.append(time.perf_counter() - start)
         results["restore to ready"] = restore_times
         guest = env.guest
@@ -93,6 +98,8 @@ def main() -> None:
         nodes = guest.accessibility_tree().count("<") - guest.accessibility_tree().count("</")
     finally:
         provider.stop()
+        if live is not None:
+            live.close()
 
     header = f"{'operation':<22} {'ours':>10} {'fastest':>10} {'target':>8} {'OSWorld':>9} {'ratio':>7}"
     print(f"{header}  OSWorld source")

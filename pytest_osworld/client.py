@@ -11,6 +11,7 @@ keep-alive, token, timeouts, retries of idempotent calls) is
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from typing import Any
 
@@ -25,6 +26,7 @@ from pytest_osworld.client_transport import (
     Reply,
 )
 from pytest_osworld.errors import GuestError
+from pytest_osworld.guest.vnc import VNC_UPGRADE
 from pytest_osworld.guest_api import CommandResult
 
 __all__ = [
@@ -255,6 +257,16 @@ class GuestClient(GuestTransport):
     def stop_input_recording(self) -> list[dict[str, Any]]:
         """Stop the input recording; returns the actions not yet taken."""
         return self._input_actions("/input/stop")
+
+    def open_vnc(self) -> tuple[socket.socket, bytes]:
+        """A connection carrying the desktop's VNC (RFB) bytes, for the live view, and the
+        first bytes already received. The guest starts its VNC server, view-only, when first
+        asked."""
+        return self.upgrade("/vnc", VNC_UPGRADE, timeout=60.0)
+
+    def allow_vnc_input(self) -> None:
+        """Let the live view's input reach the desktop (the guest's VNC leaves view-only mode)."""
+        self.request("POST", "/vnc/input", timeout=60.0)
 
     def platform(self) -> str:
         """``Linux`` (OSWorld's ``/platform``)."""

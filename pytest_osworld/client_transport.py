@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import threading
 import time
 import urllib.parse
 from collections.abc import Mapping
@@ -139,6 +140,8 @@ class GuestTransport:
         self.reuse_idle_s = REUSE_IDLE_S
         self._conn: http.client.HTTPConnection | None = None
         self._last_used = 0.0
+        # One request at a time on the kept-alive connection (the live view's thread too).
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         where = self._unix_socket or f"http://{self._host}:{self._port}"
@@ -156,6 +159,50 @@ class GuestTransport:
         if self._conn.sock is not None:
             self._conn.sock.settimeout(timeout)
         return self._conn
+
+    def upgrade(
+        self, endpoint: str, protocol: str, timeout: float | None = None
+    ) -> tuple[socket.socket, bytes]:
+        """A new connection switched to ``protocol`` by ``GET endpoint`` (``101``).
+
+        Returns the socket, blocking with no timeout, and the bytes that came after the
+        answer's headers. Any other answer raises :class:`GuestError` with its reason.
+        """
+        limit = self.timeout if timeout is None else timeout
+        conn: http.client.HTTPConnection
+        if self._unix_socket is not None:
+            conn = _UnixHTTPConnection(self._unix_socket, limit)
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=limit)
+        try:
+            conn.connect()
+        except OSError as exc:
+            raise GuestUnreachable(f"guest {endpoint}: cannot connect ({self!r}): {exc}") from exc
+        sock, conn.sock = conn.sock, None
+        lines = [f"GET {endpoint} HTTP/1.1", "Host: guest", f"Upgrade: {protocol}", "Connection: Upgrade"]
+        if self._token:
+            lines.append(f"Authorization: Bearer {self._token}")
+        received = b""
+        try:
+            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+            while b"\r\n\r\n" not in received:
+                data = sock.recv(4096)
+                if not data or len(received) > 65536:
+                    break
+                received += data
+        except OSError as exc:
+            sock.close()
+            raise GuestUnreachable(f"guest {endpoint}: {type(exc).__name__}: {exc}") from exc
+        head, _, rest = received.partition(b"\r\n\r\n")
+        status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        parts = status_line.split(" ", 2)
+        status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+        if status != 101:
+            sock.close()
+            reason = _reason(Reply(status, rest, "")) if rest else status_line or "no answer"
+            raise GuestError(f"guest {endpoint}: HTTP {status}: {reason}", status=status or None)
+        sock.settimeout(None)
+        return sock, rest
 
     def close(self) -> None:
         """Close the kept-alive connection (a new one opens on the next call)."""
@@ -233,7 +280,8 @@ class GuestTransport:
         last: BaseException | None = None
         for attempt in range(attempts):
             try:
-                reply = self._once(method, endpoint, body, headers, limit)
+                with self._lock:
+                    reply = self._once(method, endpoint, body, headers, limit)
             except (ConnectionError, FileNotFoundError, http.client.HTTPException) as exc:
                 last = exc
             except TimeoutError as exc:

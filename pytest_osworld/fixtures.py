@@ -69,7 +69,6 @@ def osworld_provider(pytestconfig: pytest.Config, osworld_settings: Settings) ->
         options=options,
         work_dir=work_dir,
         network=network,
-        live=wants_live(osworld_settings),
     )
     provider = factory(config)
     provider.start()

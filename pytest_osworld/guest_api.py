@@ -8,6 +8,7 @@ getters and the episode loop talk to an environment only through this protocol.
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -109,4 +110,12 @@ class Guest(Protocol):
 
     def end_recording(self) -> bytes:
         """Stop recording and return the MP4 bytes."""
+        ...
+
+    def open_vnc(self) -> tuple[socket.socket, bytes]:
+        """A connection carrying the desktop's VNC bytes (live view) and those already read."""
+        ...
+
+    def allow_vnc_input(self) -> None:
+        """Let the live view's input reach the desktop (a person takes over)."""
         ...

@@ -38,10 +38,9 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update
 $SUDO apt-get install -y "${APT_PACKAGES[@]}"
 $SUDO apt-get install -y --no-install-recommends "${APT_PACKAGES_BARE[@]}"
-# The live view (--live, --pause-on-fail, --agent=human): x11vnc runs inside the local
-# desktop, and noVNC's files are served to the browser from the host. Not in packages.txt:
-# the Vagrant boxes do not have a live view yet, and their key would change for nothing.
-$SUDO apt-get install -y --no-install-recommends x11vnc novnc
+# The live view (--live, --pause-on-fail, --agent=human): noVNC's files are served to the
+# browser from the host (x11vnc, inside the desktops, is in packages.txt).
+$SUDO apt-get install -y --no-install-recommends novnc
 
 # ---- SSH: hosts of a distributed run ------------------------------------------------------
 # Every host of a run spread over machines (pytest-xdist over SSH, docs/scaling.md) needs

@@ -21,6 +21,8 @@ accessibility tree, terminal, screen, cursor, platform). Its neighbours own the 
 - :mod:`~pytest_osworld.guest.server_files`: files, uploads, wallpaper and recording;
 - :mod:`~pytest_osworld.guest.input_record`: a person's input, recorded as pyautogui
   actions (``/input/start``, ``/input/take``, ``/input/stop``; ``--agent=human``);
+- :mod:`~pytest_osworld.guest.vnc`: the live view's x11vnc, started when first watched
+  (``GET /vnc`` upgraded to VNC's bytes, ``POST /vnc/input`` to take over);
 - :mod:`~pytest_osworld.guest.server_http`: the HTTP transport, served by
   :class:`http.server.ThreadingHTTPServer` on a unix socket or loopback TCP.
 
@@ -65,6 +67,7 @@ from pytest_osworld.guest.server_protocol import (
     pyautogui_snippet,
     str_field,
 )
+from pytest_osworld.guest.vnc import VNC_UPGRADE, VncServer
 from pytest_osworld.guest.worker import ActionWorker
 
 __all__ = [
@@ -103,6 +106,8 @@ class GuestApp(CommandRoutes, FileRoutes):
         self._recording_lock = threading.Lock()
         #: The person's input recording (``/input/...``, for ``--agent=human``).
         self.input = InputSession()
+        #: The live view's VNC server (``/vnc``, ``/vnc/input``), started when first asked for.
+        self.vnc = VncServer()
         get, post, both = frozenset({"GET"}), frozenset({"POST"}), frozenset({"GET", "POST"})
         self.routes: dict[str, tuple[frozenset[str], Callable[[Request], Response]]] = {
             "/health": (get, self.health),
@@ -130,6 +135,8 @@ class GuestApp(CommandRoutes, FileRoutes):
             "/input/start": (post, self.input_start),
             "/input/take": (post, self.input_take),
             "/input/stop": (post, self.input_stop),
+            "/vnc": (get, self.vnc_upgrade_required),
+            "/vnc/input": (post, self.vnc_input),
             "/run_python": (post, self.run_python),
             "/run_bash_script": (post, self.run_bash_script),
         }
@@ -262,3 +269,14 @@ class GuestApp(CommandRoutes, FileRoutes):
         except NoRecording as exc:
             raise HTTPError(409, str(exc)) from exc
         return Response.of_json({"actions": [action.as_dict() for action in actions]})
+
+    # -- live view ---------------------------------------------------------------------------
+
+    def vnc_upgrade_required(self, request: Request) -> Response:
+        """``GET /vnc`` without the upgrade header: say how to ask for the VNC bridge."""
+        raise HTTPError(426, f"GET /vnc bridges to the desktop's VNC server: send Upgrade: {VNC_UPGRADE}")
+
+    def vnc_input(self, request: Request) -> Response:
+        """Let the live view's input reach the desktop (a person takes over)."""
+        self.vnc.allow_input()
+        return Response.of_json({"status": "success", "input": True})

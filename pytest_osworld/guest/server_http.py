@@ -9,6 +9,7 @@ response), the threading server on a unix socket (mode 0600) or loopback TCP, an
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -20,7 +21,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from pytest_osworld.guest.server_protocol import Request, Response
+from pytest_osworld.guest.server_protocol import HTTPError, Request, Response
+from pytest_osworld.guest.vnc import VNC_UPGRADE
 
 if TYPE_CHECKING:
     from pytest_osworld.guest.server import GuestApp
@@ -76,6 +78,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.rfile.read(int(declared))
             self._send(app.handle(Request(self.command, parsed.path, headers)), close=True)
             return
+        upgrade = headers.get("upgrade", "").lower()
+        if self.command == "GET" and parsed.path == "/vnc" and upgrade == VNC_UPGRADE:
+            self._bridge_vnc()
+            return
         length_text = headers.get("content-length", "0")
         if len(set(self.headers.get_all("Content-Length") or [])) > 1:
             # Two different lengths: which one the body follows is ambiguous (request smuggling).
@@ -103,6 +109,45 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = self.rfile.read(length) if length else b""
         self._send(app.handle(Request(self.command, parsed.path, headers, body)))
+
+    def _bridge_vnc(self) -> None:
+        """``GET /vnc`` with ``Upgrade: osworld-vnc``: ``101``, then bytes both ways with x11vnc.
+
+        The bridge ends when either side closes; the connection is not reused."""
+        self.close_connection = True
+        try:
+            upstream = self.server.app.vnc.connect()
+        except HTTPError as exc:
+            self._send(Response.of_json({"status": "error", "message": exc.reason}, exc.status), close=True)
+            return
+        except OSError as exc:
+            reason = f"cannot reach x11vnc: {exc}"
+            self._send(Response.of_json({"status": "error", "message": reason}, 503), close=True)
+            return
+        head = f"HTTP/1.1 101 Switching Protocols\r\nUpgrade: {VNC_UPGRADE}\r\nConnection: Upgrade\r\n\r\n"
+        self.wfile.write(head.encode())
+        self.wfile.flush()
+        self.connection.settimeout(None)
+
+        def downstream() -> None:
+            with contextlib.suppress(OSError):
+                while data := upstream.recv(1 << 16):
+                    self.connection.sendall(data)
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+        thread = threading.Thread(target=downstream, name="vnc-bridge", daemon=True)
+        thread.start()
+        try:
+            with contextlib.suppress(OSError, ValueError):
+                # rfile, not the socket: it may hold bytes sent right after the headers.
+                while data := self.rfile.read1(1 << 16):
+                    upstream.sendall(data)
+        finally:
+            with contextlib.suppress(OSError):
+                upstream.shutdown(socket.SHUT_RDWR)
+            thread.join(timeout=5)
+            upstream.close()
 
     def _send(self, response: Response, close: bool = False) -> None:
         self.send_response(response.status)
@@ -214,3 +259,4 @@ def serve(app: GuestApp, server: ThreadingHTTPServer) -> None:
     finally:
         server.server_close()
         app.worker.close()
+        app.vnc.close()

@@ -6,7 +6,8 @@
   buttons a person needs (take over; Done, Fail, Infeasible when the person is the agent);
 - ``/novnc/...``: Debian's noVNC (``/usr/share/novnc``), unchanged;
 - ``/vnc``: a WebSocket whose binary messages are relayed to and from the desktop's VNC
-  server (x11vnc on a unix socket), the part websockify plays elsewhere;
+  server (x11vnc, reached through the guest server: :meth:`GuestClient.open_vnc`), the
+  part websockify plays elsewhere;
 - ``/events``: a WebSocket of JSON messages: the page's state out, the person's clicks in.
 
 Every request needs the view's secret: ``?s=<secret>`` on the page's link, which the page
@@ -24,6 +25,7 @@ import hmac
 import json
 import mimetypes
 import secrets
+import socket
 import threading
 import urllib.parse
 from collections.abc import Callable
@@ -57,8 +59,9 @@ class LiveServer:
         self.secret = secrets.token_urlsafe(24)
         self.novnc_dir = novnc_dir.resolve()
         self.port = 0
-        #: The unix socket of the desktop's VNC server, or None while no desktop runs.
-        self.target: Callable[[], str | None] = lambda: None
+        #: Opens a connection to the desktop's VNC server (the socket and the bytes already
+        #: read; blocking, run in a thread), or None while no desktop runs.
+        self.connect_vnc: Callable[[], tuple[socket.socket, bytes]] | None = None
         #: Called (in the server's thread) when the person asks to take over the desktop.
         self.on_take_over: Callable[[], None] | None = None
         #: Called with a verdict of :data:`VERDICTS` when the person ends a task.
@@ -231,15 +234,20 @@ class LiveServer:
 
     async def _relay(self, connection: ServerConnection) -> None:
         """Bytes between the browser and the desktop's VNC server, until either side ends."""
-        socket_path = self.target()
-        if socket_path is None:
+        connect = self.connect_vnc
+        if connect is None:
             await connection.close(1013, "no desktop is running right now")
             return
         try:
-            reader, writer = await asyncio.open_unix_connection(socket_path)
-        except OSError:
-            await connection.close(1013, "the desktop's VNC server is not up yet")
+            sock, first = await asyncio.to_thread(connect)
+        except Exception as exc:  # the guest's error, whatever it is, goes to the page
+            reason = f"the desktop's VNC server: {exc}".encode()[:120].decode("utf-8", "ignore")
+            await connection.close(1013, reason)
             return
+        sock.setblocking(False)
+        reader, writer = await asyncio.open_connection(sock=sock)
+        if first:
+            await connection.send(first)
 
         async def upstream() -> None:
             async for message in connection:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import time
 from collections.abc import Generator
 from typing import Any
 
@@ -58,19 +57,16 @@ def check_live(settings: Settings, config: pytest.Config) -> None:
     if not wants_live(settings):
         return
     what = "--live" if settings.live else "--pause-on-fail" if settings.pause_on_fail else "--agent=human"
-    if not PROVIDERS.get(settings.provider).live_view:
-        raise pytest.UsageError(
-            f"{what}: the {settings.provider!r} provider's desktops cannot be watched live yet; "
-            "use --provider=local"
-        )
+    try:
+        PROVIDERS.get(settings.provider).check_live_view(settings.provider_args)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{what}: {exc}") from None
     if importlib.util.find_spec("websockets") is None:
         raise pytest.UsageError(f"{what} needs the websockets package: pip install 'pytest-osworld[live]'")
     from pytest_osworld.live.server import NOVNC_DIR
 
     if not (NOVNC_DIR / "vnc.html").is_file():
-        raise pytest.UsageError(
-            f"{what} needs noVNC and x11vnc: apt-get install novnc x11vnc (scripts/install.sh does)"
-        )
+        raise pytest.UsageError(f"{what} needs noVNC: apt-get install novnc (scripts/install.sh does)")
 
 
 class LiveView:
@@ -80,12 +76,10 @@ class LiveView:
         from pytest_osworld.live.server import LiveServer
 
         self.worker = worker
-        self._socket: str | None = None
         self._environment: Environment | None = None
         #: Whether the person took over the current task's desktop.
         self.taken_over = False
         self.server = LiveServer(worker)
-        self.server.target = lambda: self._socket
         self.server.on_take_over = self.take_over
         self.server.start()
 
@@ -97,26 +91,16 @@ class LiveView:
     def attach(self, environment: Environment, task: str) -> None:
         """Show ``environment``'s desktop (just restored for ``task``), view-only."""
         self._environment = environment
-        self._socket = environment.extra.get("vnc_socket")
         self.taken_over = False
+        self.server.connect_vnc = environment.guest.open_vnc
         self.server.update(task=task, mode="view", verdicts=False, take_over=True)
 
-    def take_over(self, timeout: float = 10.0) -> None:
-        """Let the person's input reach the desktop (x11vnc leaves view-only mode).
-
-        x11vnc starts beside the desktop without being waited for, so a take-over right
-        after a restore tries again until ``timeout``."""
+    def take_over(self) -> None:
+        """Let the person's input reach the desktop (its VNC server leaves view-only mode)."""
         environment = self._environment
         if environment is None or self.server.mode == "control":
             return
-        deadline = time.monotonic() + timeout
-        while True:
-            result = environment.guest.execute(["x11vnc", "-sync", "-remote", "noviewonly"], timeout=timeout)
-            if result.returncode == 0:
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"x11vnc did not leave view-only mode: {result.output.strip()[-300:]}")
-            time.sleep(0.3)
+        environment.guest.allow_vnc_input()
         self.taken_over = True
         self.server.update(mode="control")
 

@@ -24,8 +24,6 @@ class ProviderConfig:
     options: dict[str, str] = field(default_factory=dict)
     work_dir: str = ""
     network: bool = False
-    #: Run a VNC server in each desktop for the live view (``--live`` and what needs it).
-    live: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,8 +54,8 @@ class Provider(ABC):
     network_modes: tuple[str, ...] = ("none", "shared")
     #: What sets the desktop's network instead, ending that usage error (what to pass).
     network_instead: str = ""
-    #: Whether its desktops can be watched live: with ``ProviderConfig.live`` each restored
-    #: :class:`Environment` names its VNC server's unix socket in ``extra["vnc_socket"]``.
+    #: Whether its desktops can be watched live: their guest is our server, which bridges
+    #: ``GET /vnc`` to an x11vnc it starts when first watched (:mod:`pytest_osworld.guest.vnc`).
     live_view: bool = False
 
     def __init__(self, config: ProviderConfig) -> None:
@@ -75,6 +73,15 @@ class Provider(ABC):
         """Raise ``ValueError`` naming a bad ``--provider-arg``; called before the run starts."""
         if not isinstance(options, dict):
             raise ValueError("provider options must be a mapping of strings")
+
+    @classmethod
+    def check_live_view(cls, options: dict[str, str]) -> None:
+        """Raise ``ValueError`` saying why desktops made with ``options`` cannot be watched live."""
+        if not cls.live_view:
+            raise ValueError(
+                f"the {cls.name!r} provider's desktops cannot be watched live: use --provider=local, "
+                "vagrant or remote"
+            )
 
     def start(self) -> None:
         """Bring the environment up once per session (image build, boot) under a lock."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import shlex
+import socket
 import struct
 import zlib
 from typing import Any
@@ -159,6 +160,14 @@ class FakeGuest:
     def end_recording(self) -> bytes:
         """No video."""
         return b""
+
+    def open_vnc(self) -> tuple[socket.socket, bytes]:
+        """No screen to watch."""
+        raise GuestError("the fake desktop has no VNC server")
+
+    def allow_vnc_input(self) -> None:
+        """No screen to take over."""
+        raise GuestError("the fake desktop has no VNC server")
 
 
 class FakeProvider(Provider):

@@ -308,7 +308,6 @@ class LocalProvider(Provider):
                 "vlc_url": f"http://127.0.0.1:{self._forwards['vlc'].port}",
                 "network": self.config.network,
                 "ready_seconds": round(time.monotonic() - started, 3),
-                **({"vnc_socket": str(session.ctl / "vnc.sock")} if self.config.live else {}),
             },
         )
 
@@ -359,7 +358,6 @@ class LocalProvider(Provider):
                 self.config.screen_size,
                 with_template=True,
                 timezone=self.options.timezone,
-                live=self.config.live,
             ),
             etc_dir=str(assert_work / "etc"),
             command=["/bin/bash", str(DESKTOP_DIR / "session.sh")],

@@ -139,10 +139,8 @@ def sandbox_env(
     screen: tuple[int, int],
     with_template: bool,
     timezone: str = "Etc/UTC",
-    live: bool = False,
 ) -> dict[str, str]:
-    """The environment variables of the desktop session, whose time zone is ``timezone``;
-    with ``live`` the session serves its screen over VNC on ``vnc.sock`` in the control dir."""
+    """The environment variables of the desktop session, whose time zone is ``timezone``."""
     env = {
         "HOME": SANDBOX_HOME,
         "USER": "user",
@@ -176,6 +174,4 @@ def sandbox_env(
     }
     if with_template:
         env["OSWORLD_TEMPLATE"] = SANDBOX_TEMPLATE
-    if live:
-        env["OSWORLD_LIVE"] = "1"
     return env

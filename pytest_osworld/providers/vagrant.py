@@ -139,6 +139,7 @@ class VagrantProvider(Provider):
 
     name = "vagrant"
     network_modes: tuple[str, ...] = ()
+    live_view = True
     network_instead = (
         "a VM's network is set by the vagrant provider's vm_network option: pass --provider-arg "
         "vm_network=host-only for an isolated libvirt network with no route out, or leave "
@@ -166,6 +167,15 @@ class VagrantProvider(Provider):
     def check_options(cls, options: dict[str, str]) -> None:
         """Raise ``ValueError`` naming a bad ``--provider-arg`` before the run starts."""
         VagrantOptions.parse(options)
+
+    @classmethod
+    def check_live_view(cls, options: dict[str, str]) -> None:
+        """The live view needs our guest server in the VM: not ``server=osworld``."""
+        if options.get("server") == "osworld":
+            raise ValueError(
+                "the vagrant provider's server=osworld talks to the image's own server, which "
+                "cannot bridge its screen to the live view: use server=ours (the default)"
+            )
 
     @property
     def live_network(self) -> bool:

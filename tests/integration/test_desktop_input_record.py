@@ -10,11 +10,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -44,47 +43,6 @@ for action in json.load(sys.stdin):
     time.sleep(action["wait_before"])
     exec(action["code"])
 """
-
-
-@pytest.fixture
-def xvfb() -> Iterator[Callable[[], str]]:
-    """Starts fresh Xvfb servers (``-displayfd`` picks a free display); returns ``:N``."""
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed")
-    servers: list[subprocess.Popen[bytes]] = []
-
-    def start() -> str:
-        read, write = os.pipe()
-        argv = [
-            "Xvfb",
-            "-displayfd",
-            str(write),
-            "-screen",
-            "0",
-            "1280x800x24",
-            "-nolisten",
-            "tcp",
-            "-noreset",
-        ]
-        proc = subprocess.Popen(argv, pass_fds=(write,), stderr=subprocess.DEVNULL)
-        servers.append(proc)
-        os.close(write)
-        number = b""
-        deadline = time.monotonic() + 30
-        while not number.endswith(b"\n") and time.monotonic() < deadline:
-            chunk = os.read(read, 16)
-            if not chunk:
-                break
-            number += chunk
-        os.close(read)
-        if not number.strip().isdigit():
-            pytest.fail("Xvfb did not report its display")
-        return f":{number.decode().strip()}"
-
-    yield start
-    for proc in servers:
-        proc.terminate()
-        proc.wait(10)
 
 
 class Injector:

@@ -15,6 +15,8 @@ Run as root after ``scripts/install-vagrant.sh``:  ``pytest tests/integration/te
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -25,10 +27,13 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rfb import RfbClient
 from vm_lock import vm_tests_lock
 
+from pytest_osworld.live.session import LiveView
 from pytest_osworld.providers.base import ProviderConfig
 from pytest_osworld.providers.vagrant import VagrantProvider, explain_domstate
 
@@ -128,11 +133,18 @@ def test_minimal_box_up_snapshot_restore(netns: str, cache_dir: Path, tmp_path: 
                 if time.monotonic() > deadline:
                     raise
 
+        live = _live_view_checks(env)
+
         env = provider.restore("init_state")
         timings["restore"] = env.extra["restore_seconds"]
         timings["restore_to_ready"] = env.extra["ready_seconds"]
         gone = env.guest.execute(["bash", "-c", "test -e /home/user/marker.txt && echo present || echo gone"])
         assert gone.output.strip() == "gone", "the snapshot restore did not revert the file"
+        if live is not None:
+            # the restored VM's screen is view-only again, through the same live link
+            live.attach(env, "after restore")
+            _assert_view_only(live, env)
+            live.close()
         assert env.guest.health()["ready"]
         clock = env.guest.execute(["date", "+%s"])
         assert abs(int(clock.output.strip()) - time.time()) < 120, "guest clock not set after restore"
@@ -151,6 +163,49 @@ def test_minimal_box_up_snapshot_restore(netns: str, cache_dir: Path, tmp_path: 
         check=False,
     ).stdout.split()
     assert provider.machine not in left, "the VM was not destroyed"
+
+
+@contextlib.contextmanager
+def _watch(live: LiveView) -> Iterator[RfbClient]:
+    """A VNC client through the host's live server (WebSocket, secret) to the VM's x11vnc."""
+    from websockets.sync.client import connect
+
+    with connect(f"ws://127.0.0.1:{live.server.port}/vnc?s={live.server.secret}", open_timeout=60) as ws:
+        yield RfbClient(lambda: ws.recv(timeout=120), ws.send)
+
+
+def _assert_view_only(live: LiveView, env: Any) -> None:
+    with _watch(live) as vnc:
+        assert vnc.handshake()[:2] == (1920, 1080)
+        start = env.guest.cursor_position()
+        target = (start[0] // 2 + 100, start[1] // 2 + 100)
+        vnc.move_pointer(*target)
+        time.sleep(3)
+        assert env.guest.cursor_position() == start, "view-only: the viewer moved the VM's pointer"
+
+
+def _live_view_checks(env: Any) -> LiveView | None:
+    """The live view of a VM: view-only through the relays until taken over (None when the
+    host lacks noVNC or websockets, which scripts/install.sh installs)."""
+    from pytest_osworld.live.server import NOVNC_DIR
+
+    if importlib.util.find_spec("websockets") is None or not (NOVNC_DIR / "vnc.html").is_file():
+        return None
+    live = LiveView("it")
+    live.attach(env, "vagrant live view")
+    _assert_view_only(live, env)
+    started = time.monotonic()
+    live.take_over()
+    print(f"vagrant live view: take over {time.monotonic() - started:.1f} s")
+    with _watch(live) as vnc:
+        vnc.handshake()
+        vnc.move_pointer(640, 360)
+        deadline = time.monotonic() + 30
+        while env.guest.cursor_position() != (640, 360) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert env.guest.cursor_position() == (640, 360), "after taking over, the pointer must move"
+    assert live.taken_over
+    return live
 
 
 #: An OSWorld-format task of ours that the minimal box can run (gnome-terminal + tar).
@@ -186,9 +241,9 @@ def _argv(agent: str, netns: str, cache_dir: Path, results: Path, keep: bool, ta
 
 
 def _run_task(
-    agent: str, netns: str, cache_dir: Path, results: Path, keep: bool
+    agent: str, netns: str, cache_dir: Path, results: Path, keep: bool, live: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    argv = _argv(agent, netns, cache_dir, results, keep, [OS_TASK])
+    argv = _argv(agent, netns, cache_dir, results, keep, [OS_TASK]) + (["--live"] if live else [])
     return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1500, check=False)
 
 
@@ -196,9 +251,10 @@ def test_task_replay_scores_1_then_noop_scores_0(netns: str, cache_dir: Path, tm
     """A real task through the plugin: replay passes; after a restore, noop fails (score 0)."""
     # A VM left behind by a failure here is removed by the netns fixture (netns.sh down).
     t0 = time.monotonic()
-    replay = _run_task("replay", netns, cache_dir, tmp_path / "replay", keep=True)
+    replay = _run_task("replay", netns, cache_dir, tmp_path / "replay", keep=True, live=True)
     assert replay.returncode == 0, replay.stdout[-4000:] + replay.stderr[-2000:]
     assert "1 passed" in replay.stdout
+    assert "osworld: live view of main: http://127.0.0.1:" in replay.stdout  # --live on a VM
     t1 = time.monotonic()
     # The same VM (kept), restored to the snapshot: the tarball replay made is gone.
     noop = _run_task("noop", netns, cache_dir, tmp_path / "noop", keep=False)

@@ -21,12 +21,28 @@ def spy(pytester: pytest.Pytester, write_task) -> Path:
 def test_live_on_a_provider_without_a_live_view(pytester: pytest.Pytester, spy: Path) -> None:
     result = pytester.runpytest("tasks", "--agent=noop", "--live")
     text = _usage_error(result, spy)
-    assert "--live: the 'spy' provider's desktops cannot be watched live yet; use --provider=local" in text
+    assert "--live: the 'spy' provider's desktops cannot be watched live: use --provider=local" in text
+
+
+def test_live_on_osworld_s_own_server_in_its_image(pytester: pytest.Pytester, spy: Path) -> None:
+    result = pytester.runpytest(
+        "tasks",
+        "--agent=noop",
+        "--live",
+        "--provider=vagrant",
+        "--provider-arg=image=osworld",
+        "--provider-arg=image_file=Ubuntu.qcow2",
+        "--provider-arg=server=osworld",
+        "--provider-arg=vm_network=host-only",
+    )
+    text = _usage_error(result, spy)
+    assert "--live: the vagrant provider's server=osworld talks to the image's own server" in text
+    assert "use server=ours (the default)" in text
 
 
 def test_human_agent_needs_a_live_view_too(pytester: pytest.Pytester, spy: Path) -> None:
     text = _usage_error(pytester.runpytest("tasks", "--agent=human"), spy)
-    assert "--agent=human: the 'spy' provider's desktops cannot be watched live yet" in text
+    assert "--agent=human: the 'spy' provider's desktops cannot be watched live" in text
 
 
 def test_pause_on_fail_refuses_xdist(pytester: pytest.Pytester, spy: Path) -> None:

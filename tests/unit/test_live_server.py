@@ -106,7 +106,13 @@ def test_vnc_bridge_relays_bytes_both_ways(server: LiveServer, tmp_path: Path) -
     with connect(ws) as closed, pytest.raises(ConnectionClosed) as ended:
         closed.recv(timeout=5)  # no desktop yet: the bridge closes at once
     assert "no desktop is running" in str(ended.value)
-    server.target = lambda: path
+
+    def open_vnc() -> tuple[socket.socket, bytes]:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.connect(path)
+        return sock, b""
+
+    server.connect_vnc = open_vnc
     with connect(ws) as bridge:
         assert bridge.recv(timeout=5) == b"RFB 003.008\n"
         bridge.send(b"RFB 003.008\n")

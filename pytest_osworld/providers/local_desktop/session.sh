@@ -29,12 +29,6 @@ Xvfb "$DISPLAY" -screen 0 "${OSWORLD_SCREEN}x24" -nolisten tcp -nolisten local -
 read -r _ </tmp/.xready
 rm -f /tmp/.xready
 log "X ready on $DISPLAY"
-# The live view (--live): the screen over VNC on a unix socket in the control dir, which
-# only the host's user can open; view-only until the host asks (x11vnc -remote noviewonly).
-if [ "${OSWORLD_LIVE:-0}" = 1 ]; then
-    x11vnc -display "$DISPLAY" -unixsock "$OSWORLD_CTL/vnc.sock" -rfbport 0 -nopw -forever \
-        -shared -viewonly -quiet -nossl -noipv6 -nowf -nosel -o "$OSWORLD_CTL/x11vnc.log" &
-fi
 
 # The session bus at OSWorld's path; a path socket, never an abstract one (which a shared
 # network namespace would expose to the host and the other sandboxes).
