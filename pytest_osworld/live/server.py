@@ -151,7 +151,7 @@ class LiveServer:
         return str(self._state["mode"])
 
     def update(self, **changes: Any) -> None:
-        """Change what the page shows (``task``, ``mode``, ``verdicts``, ``note``) and tell every page."""
+        """Change what the page shows (``task``, ``mode``, ``verdicts``, ``problem``) and tell every page."""
         self._state.update(changes)
         if self._server is not None:
             asyncio.run_coroutine_threadsafe(self._broadcast(), self._loop)
@@ -288,7 +288,10 @@ class LiveServer:
         if not isinstance(data, dict):
             return
         if data.get("action") == "take_over" and self.on_take_over is not None:
-            await asyncio.to_thread(self.on_take_over)
+            try:
+                await asyncio.to_thread(self.on_take_over)
+            except Exception as exc:  # the desktop's answer, whatever it is, goes to the page
+                self.update(problem=f"could not take over: {exc}"[:300])
         elif (
             data.get("action") == "verdict"
             and data.get("verdict") in VERDICTS

@@ -93,7 +93,7 @@ class LiveView:
         self._environment = environment
         self.taken_over = False
         self.server.connect_vnc = environment.guest.open_vnc
-        self.server.update(task=task, mode="view", verdicts=False, take_over=True)
+        self.server.update(task=task, mode="view", verdicts=False, take_over=True, problem=None)
 
     def take_over(self) -> None:
         """Let the person's input reach the desktop (its VNC server leaves view-only mode)."""

@@ -144,6 +144,23 @@ def test_verdicts_count_only_while_the_page_offers_them(server: LiveServer) -> N
     assert verdicts == ["INFEASIBLE"] and takeovers == [1]
 
 
+def test_a_failed_take_over_is_shown_on_the_page(server: LiveServer) -> None:
+    def refuse() -> None:
+        raise RuntimeError("guest /vnc/input: HTTP 501: x11vnc is not installed in this desktop")
+
+    server.on_take_over = refuse
+    with connect(f"ws://127.0.0.1:{server.port}/events?s={server.secret}") as channel:
+        assert json.loads(channel.recv(timeout=5)).get("problem") is None
+        channel.send(json.dumps({"action": "take_over"}))
+        state = json.loads(channel.recv(timeout=5))
+        assert state["problem"] == (
+            "could not take over: guest /vnc/input: HTTP 501: x11vnc is not installed in this desktop"
+        )
+        assert state["mode"] == "view"
+        channel.send(json.dumps({"action": "take_over"}))  # the channel is still open
+        assert "could not take over" in json.loads(channel.recv(timeout=5))["problem"]
+
+
 def test_missing_novnc_says_what_to_install(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="novnc"):
         LiveServer("gw0", novnc_dir=tmp_path)
