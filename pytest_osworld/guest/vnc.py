@@ -47,7 +47,7 @@ class VncServer:
 
     @property
     def socket_path(self) -> Path | None:
-        """x11vnc's unix socket while it runs, else None."""
+        """x11vnc's unix socket once it was started (None before)."""
         return self._folder / "vnc.sock" if self._folder is not None else None
 
     def connect(self) -> socket.socket:
