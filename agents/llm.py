@@ -8,8 +8,11 @@ records the tokens and an estimated cost. A subclass implements one provider's c
 (:meth:`PromptAgent._describe_error`).
 
 Options come from ``--agent-arg NAME=VALUE`` (:attr:`AgentConfig.args`); see
-:data:`COMMON_ARGS`. API keys come from environment variables only. They are never
-logged nor recorded, and every error message is scrubbed of them before it leaves.
+:data:`COMMON_ARGS`. ``parse`` picks how answers are read: ``ours`` (the default) or
+``osworld``, OSWorld's own reading, for comparable scores
+(:data:`~pytest_osworld.parse_osworld.PARSERS`). API keys come from environment variables
+only. They are never logged nor recorded, and every error message is scrubbed of them
+before it leaves.
 
 The API-level types (turns, answers, failures, prices) live in
 :mod:`~pytest_osworld.agents.llm_api` and are re-exported here.
@@ -34,12 +37,12 @@ from pytest_osworld.observe import (
     Marks,
     downscale,
     png_size,
-    resolve_tags,
     scale_code,
     scale_params,
 )
 from pytest_osworld.observe_osworld import DEFAULT_TREE_FORMAT, TREE_FORMATS, linearize_as, marks_as
-from pytest_osworld.parse import parse_actions, thought_of
+from pytest_osworld.parse import thought_of
+from pytest_osworld.parse_osworld import PARSERS
 from pytest_osworld.task import Task
 
 from .llm_api import (
@@ -105,6 +108,7 @@ COMMON_ARGS: dict[str, str] = {
     "max_side": "0",
     "price_in": "",
     "price_out": "",
+    "parse": "ours",
 }
 
 
@@ -146,6 +150,12 @@ class _Args:
             return float(raw)
         except ValueError:
             raise self._bad(name, "a number" + (" or 'none'" if optional else "")) from None
+
+    def choice(self, name: str, choices: Mapping[str, object]) -> str:
+        raw = self.text(name)
+        if raw not in choices:
+            raise self._bad(name, f"one of: {', '.join(sorted(choices))}")
+        return raw
 
     def real(self, name: str) -> float:
         try:
@@ -215,6 +225,7 @@ class PromptAgent:
                 f"--agent-arg a11y_format must be one of {', '.join(sorted(TREE_FORMATS))}"
             )
         self.max_side = args.integer("max_side")
+        self.parse_mode = PARSERS[args.choice("parse", PARSERS)]
         self.base_url = args.text("base_url") or None
         listed = price_for(self.model)
         price_in = args.number("price_in", optional=True)
@@ -278,11 +289,12 @@ class PromptAgent:
         )
         text = completion.text
         try:
-            actions = self._finish(parse_actions(text, self.config.action_space), view)
+            actions = self._finish(self.parse_mode.parse(text, self.config.action_space), view)
             parse_error: str | None = None
         except ActionParseError as exc:
             actions, parse_error = [], str(exc)
-        self._feedback = parse_error
+        # OSWorld's agent does not tell the model why an answer gave no action.
+        self._feedback = parse_error if self.parse_mode.feedback else None
         answer = text.strip() or NO_VALID_ACTION
         if self.history_length:
             self._history.append((view.turn, Turn("assistant", answer)))
@@ -337,13 +349,13 @@ class PromptAgent:
         return observation.accessibility_tree
 
     def _finish(self, actions: list[Action], view: _View) -> list[Action]:
-        """Map coordinates back to the screen and resolve ``tag_N`` names."""
+        """Map coordinates back to the screen and bind ``tag_N`` names (as the parse mode does)."""
         done: list[Action] = []
         for action in actions:
             if action.kind == "code":
                 code = scale_code(action.code, view.factor)
                 if view.marks is not None:
-                    code = resolve_tags(code, view.marks)
+                    code = self.parse_mode.bind_tags(code, view.marks)
                 done.append(Action(kind="code", code=code))
             elif action.kind == "computer_13" and action.params is not None:
                 done.append(Action(kind="computer_13", params=scale_params(action.params, view.factor)))

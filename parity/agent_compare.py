@@ -3,6 +3,11 @@
 A disagreement is named ``<function>/<cause>`` when :func:`cause_of` recognises why the
 two sides differ (a deliberate difference documented in docs/parity.md), else plain
 ``<function>``, which no bullet documents: a new kind of difference fails the level.
+
+The answers are read in both parse modes (``--agent-arg parse=``). The ``ours`` rows
+compare as above. The ``osworld`` rows (``<function> [osworld]``) compare the values
+exactly, with no normalisation, and every difference counts as undocumented whatever
+docs/parity.md says: that mode exists to read answers exactly as OSWorld does.
 """
 
 from __future__ import annotations
@@ -17,6 +22,13 @@ from parity import agent_ours
 TREE_ROWS = ("filter", "linearize", "trim", "som_boxes", "som_tags", "som_trim", "som_image")
 PARSE_ROWS = ("parse_actions", "parse_code", "parse_code_som")
 SPECIAL = ("WAIT", "DONE", "FAIL")
+#: The parse modes compared (pytest_osworld.parse_osworld.PARSERS).
+MODES = ("ours", "osworld")
+
+
+def row_name(row: str, mode: str) -> str:
+    """The report row of parser ``row`` in parse ``mode``."""
+    return row if mode == "ours" else f"{row} [{mode}]"
 
 
 @dataclass
@@ -26,6 +38,10 @@ class Tally:
     cases: dict[str, int] = field(default_factory=dict)
     agree: dict[str, int] = field(default_factory=dict)
     disagreements: list[dict[str, Any]] = field(default_factory=list)
+    #: The parse mode of each parser row.
+    modes: dict[str, str] = field(default_factory=dict)
+    #: Rows where no difference can be documented (the ``osworld`` parse mode).
+    strict: set[str] = field(default_factory=set)
 
     def add(self, row: str, case: str, ours: Any, oracle: Any, same: bool, cause: str | None = None) -> None:
         """Count one case of ``row``; record it when the two sides differ."""
@@ -42,31 +58,43 @@ class Tally:
         """The level's JSON report (PARITY.md's shape)."""
         rows = []
         out = []
+        modes: dict[str, dict[str, int]] = {}
         for row, cases in self.cases.items():
             mine = [d for d in self.disagreements if d["row"] == row]
-            doc = [d for d in mine if d["name"] in documented]
+            doc = [d for d in mine if self._documented(d, documented)]
             causes = sorted({d["name"] for d in mine})
-            rows.append(
-                {
-                    "name": row,
-                    "cases": cases,
-                    "agree": self.agree.get(row, 0),
-                    "documented": len(doc),
-                    "undocumented": len(mine) - len(doc),
-                    "note": ("differences: " + ", ".join(causes)) if causes else "",
-                }
-            )
+            entry: dict[str, Any] = {
+                "name": row,
+                "cases": cases,
+                "agree": self.agree.get(row, 0),
+                "documented": len(doc),
+                "undocumented": len(mine) - len(doc),
+                "note": ("differences: " + ", ".join(causes)) if causes else "",
+            }
+            if row in self.modes:
+                entry["mode"] = self.modes[row]
+                total = modes.setdefault(self.modes[row], {"cases": 0, "agree": 0, "differences": 0})
+                total["cases"] += cases
+                total["agree"] += entry["agree"]
+                total["differences"] += len(mine)
+            rows.append(entry)
         for d in self.disagreements:
-            entry = {k: d[k] for k in ("name", "case", "ours", "oracle")}
-            entry["documented"] = d["name"] in documented
-            out.append(entry)
+            found = {k: d[k] for k in ("name", "case", "ours", "oracle")}
+            found["documented"] = self._documented(d, documented)
+            if d["row"] in self.modes:
+                found["mode"] = self.modes[d["row"]]
+            out.append(found)
         return {
             "level": "agent_facing",
             "seconds": round(seconds, 2),
             "rows": rows,
+            "parse_modes": modes,
             "not_compared": not_compared,
             "disagreements": out,
         }
+
+    def _documented(self, disagreement: dict[str, Any], documented: set[str]) -> bool:
+        return disagreement["row"] not in self.strict and disagreement["name"] in documented
 
 
 def compare_trees(tally: Tally, ours: dict[str, Any], oracle: dict[str, Any]) -> None:
@@ -122,9 +150,14 @@ def _som_same(ours: list[Any], oracle: list[Any]) -> bool:
 
 
 def compare_outputs(
-    tally: Tally, texts: list[str], oracle: list[dict[str, Any]], masks: list[list[int]]
+    tally: Tally, texts: list[str], oracle: list[dict[str, Any]], masks: list[list[int]], mode: str = "ours"
 ) -> None:
-    """Every model answer through the three parsers."""
+    """Every model answer through the three parsers, in parse ``mode`` (see :data:`MODES`)."""
+    if mode == "osworld":
+        _compare_osworld_mode(tally, texts, oracle, masks)
+        return
+    for row in PARSE_ROWS:
+        tally.modes[row] = mode
     for index, (text, theirs) in enumerate(zip(texts, oracle, strict=True)):
         case = f"answer {index}: {text[:160]!r}"
         mine = {
@@ -142,6 +175,31 @@ def compare_outputs(
                 same = _normal(ours["value"]) == _normal(other["value"])
             cause = None if same else cause_of(row, text, ours, other)
             tally.add(row, case, ours, other, same, cause)
+
+
+def _compare_osworld_mode(
+    tally: Tally, texts: list[str], oracle: list[dict[str, Any]], masks: list[list[int]]
+) -> None:
+    """The ``osworld`` mode: OSWorld's exact values, or no action on both sides."""
+    for row in PARSE_ROWS:
+        tally.modes[row_name(row, "osworld")] = "osworld"
+        tally.strict.add(row_name(row, "osworld"))
+    for index, (text, theirs) in enumerate(zip(texts, oracle, strict=True)):
+        case = f"answer {index}: {text[:160]!r}"
+        mine = agent_ours.osworld_mode(text, masks)
+        for row in PARSE_ROWS:
+            ours, other = mine[row], theirs[row]
+            if _failed(ours) or _failed(other):
+                # No action: our ActionParseError; OSWorld's exception, error string or [].
+                same = _failed(ours) and _failed(other)
+            else:
+                same = _exact(ours["value"]) == _exact(other["value"])
+            tally.add(row_name(row, "osworld"), case, ours, other, same)
+
+
+def _exact(value: Any) -> str:
+    """``value`` as canonical JSON (NaN equal to NaN; object key order ignored)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def _normal(value: Any) -> str:

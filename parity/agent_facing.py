@@ -7,9 +7,11 @@ parity/agent_record_trees.py) it compares OSWorld's ``mm_agents`` (run in .parit
 parity/oracle_side/agent_oracle.py) with our default ``osworld`` tree format: node
 filtering, the linearised table (untrimmed, then trimmed with tiktoken cl100k_base),
 Set-of-Marks boxes, tags table and drawn pixels. On hand-picked and fuzzed model answers
-(parity/agent_fuzz.py) it compares the three parsers. A disagreement's name is
-``<function>`` or ``<function>/<cause>`` (parity/agent_compare.py); it is documented when
-docs/parity.md lists that name under ``## Deliberate differences``.
+(parity/agent_fuzz.py) it compares the three parsers, in both parse modes of our agents
+(``--agent-arg parse=ours|osworld``). A disagreement's name is ``<function>`` or
+``<function>/<cause>`` (parity/agent_compare.py); it is documented when docs/parity.md
+lists that name under ``## Deliberate differences``. In the ``osworld`` mode (rows
+``<function> [osworld]``) no difference can be documented: any one fails the level.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from parity import agent_ours
-from parity.agent_compare import Tally, compare_outputs, compare_trees
+from parity.agent_compare import MODES, Tally, compare_outputs, compare_trees
 from parity.agent_fuzz import answers, handpicked
 from parity.agent_tree_fuzz import variants
 from parity.documented import documented_names
@@ -142,7 +144,8 @@ def run(quick: bool, golden: Path | None = None) -> dict[str, Any]:
     tally = Tally()
     for (name, xml, png), theirs in zip(trees, oracle["trees"], strict=True):
         compare_trees(tally, agent_ours.tree_results(name, xml, png, MAX_TOKENS), theirs)
-    compare_outputs(tally, texts, oracle["outputs"], MASKS)
+    for mode in MODES:
+        compare_outputs(tally, texts, oracle["outputs"], MASKS, mode)
     not_compared = []
     if not (tiktoken_ok and oracle.get("trimmed") and agent_ours.token_counter()):
         not_compared.append({"name": "trim", "why": "tiktoken's cl100k_base is not available offline"})
@@ -168,8 +171,13 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False))
     for row in report["rows"]:
         print(
-            f"{row['name']:<16} cases {row['cases']:>5}  agree {row['agree']:>5}  "
+            f"{row['name']:<26} cases {row['cases']:>5}  agree {row['agree']:>5}  "
             f"documented {row['documented']:>4}  undocumented {row['undocumented']:>4}  {row['note']}"
+        )
+    for mode, total in report["parse_modes"].items():
+        print(
+            f"parse={mode:<8} cases {total['cases']:>5}  agree {total['agree']:>5}  "
+            f"differences {total['differences']:>4}"
         )
     print(f"agent_facing: {report['seconds']:.1f} s, report in {args.out}")
     return 0

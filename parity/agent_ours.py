@@ -22,6 +22,9 @@ from pytest_osworld.observe_osworld import (
     trim,
 )
 from pytest_osworld.parse import parse_computer13, parse_pyautogui
+from pytest_osworld.parse_osworld import bind_all_tags, to_osworld
+from pytest_osworld.parse_osworld import parse_code as osworld_code
+from pytest_osworld.parse_osworld import parse_json as osworld_json
 
 #: The oracle's second budget (parity/oracle_side/agent_oracle.py), so every table is cut.
 SMALL_BUDGET = 300
@@ -82,6 +85,28 @@ def parse_code_som(text: str, masks: list[list[int]]) -> dict[str, Any]:
         return _outcome(out)
     except ActionParseError as error:
         return _outcome(None, str(error))
+
+
+def osworld_mode(text: str, masks: list[list[int]]) -> dict[str, dict[str, Any]]:
+    """The three parsers in the ``parse=osworld`` mode: OSWorld's values, or the error.
+
+    Set-of-Marks code is bound as the agent binds it (:func:`bind_all_tags` on code actions).
+    """
+    marks = som_marks(masks)
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        out["parse_actions"] = _outcome([to_osworld(a) for a in osworld_json(text)])
+    except ActionParseError as error:
+        out["parse_actions"] = _outcome(None, str(error))
+    try:
+        actions = osworld_code(text)
+    except ActionParseError as error:
+        out["parse_code"] = out["parse_code_som"] = _outcome(None, str(error))
+        return out
+    out["parse_code"] = _outcome([to_osworld(a) for a in actions])
+    bound = [bind_all_tags(a.code, marks) if a.kind == "code" else to_osworld(a) for a in actions]
+    out["parse_code_som"] = _outcome(bound)
+    return out
 
 
 _BINDING = re.compile(r"^tag_(\d+) ?= ?\((-?\d+), (-?\d+)\)$")
