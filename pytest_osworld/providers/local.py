@@ -32,6 +32,9 @@ Options read from ``ProviderConfig.options`` (all strings):
     the desktop's time zone at every restore, an IANA name (default
     :data:`DEFAULT_TIMEZONE`, the same on every host so that scores do not depend on
     where the run happens). ``timedatectl`` in the desktop reports and changes it.
+``session``
+    ``openbox`` (default) or ``gnome``: GNOME Shell on X11 made to look like Ubuntu
+    22.04's session (top bar, a fixed dock on the left, Yaru), as OSWorld's image has it.
 
 This module owns the options and the provider's lifecycle (start, restore, stop, one
 sandbox session at a time). The pieces live beside it: the bwrap command line and session
@@ -115,7 +118,12 @@ __all__ = [
 #: The longest path a unix socket may have (``sun_path`` is 108 bytes with its NUL).
 UNIX_PATH_MAX = 107
 #: Host programs the desktop cannot start without.
-REQUIRED_PROGRAMS = ("bwrap", "Xvfb", "openbox", "dbus-daemon", "socat", "wmctrl")
+REQUIRED_PROGRAMS = ("bwrap", "Xvfb", "dbus-daemon", "socat", "wmctrl")
+#: The desktop sessions (``session=``) and the programs each needs besides those.
+SESSION_PROGRAMS: dict[str, tuple[str, ...]] = {
+    "openbox": ("openbox",),
+    "gnome": ("gnome-shell", "dconf"),
+}
 #: The desktop's time zone unless ``timezone`` says otherwise. Not UTC: OSWorld's
 #: ``os/b6781586`` asks the agent to set UTC+0, which must not already hold.
 DEFAULT_TIMEZONE = "Asia/Hong_Kong"
@@ -133,6 +141,7 @@ class LocalOptions:
     rebuild_template: bool = False
     python: str = sys.executable
     timezone: str = DEFAULT_TIMEZONE
+    session: str = "openbox"
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> LocalOptions:
@@ -147,6 +156,7 @@ class LocalOptions:
             "rebuild_template",
             "python",
             "timezone",
+            "session",
         }
         if unknown:
             raise ValueError(f"unknown local provider option(s): {', '.join(sorted(unknown))}")
@@ -170,7 +180,17 @@ class LocalOptions:
             rebuild_template=options.get("rebuild_template", "0").lower() in ("1", "true", "yes"),
             python=options.get("python") or sys.executable,
             timezone=_time_zone(options.get("timezone") or DEFAULT_TIMEZONE),
+            session=_session(options.get("session") or "openbox"),
         )
+
+
+def _session(name: str) -> str:
+    """``name`` if it is a desktop session of :data:`SESSION_PROGRAMS`, else ``ValueError``."""
+    if name not in SESSION_PROGRAMS:
+        raise ValueError(
+            f"local provider option session={name!r}: use one of {', '.join(sorted(SESSION_PROGRAMS))}"
+        )
+    return name
 
 
 def _time_zone(name: str) -> str:
@@ -233,7 +253,7 @@ class LocalProvider(Provider):
         """Provider, isolation and screen, for the report header."""
         width, height = self.config.screen_size
         net = "shared network" if self.config.network else "no network"
-        return f"local (bubblewrap + Xvfb {width}x{height}, {net})"
+        return f"local (bubblewrap + Xvfb {width}x{height}, {self.options.session} session, {net})"
 
     def logs(self) -> str:
         """The last 60 lines of the current (or last) session's log."""
@@ -258,9 +278,13 @@ class LocalProvider(Provider):
         return f"the local desktop's sandbox ended during the task ({describe_exit(code)})"
 
     def _start_impl(self) -> None:
-        missing = [prog for prog in REQUIRED_PROGRAMS if shutil.which(prog) is None]
+        needed = REQUIRED_PROGRAMS + SESSION_PROGRAMS[self.options.session]
+        missing = [prog for prog in needed if shutil.which(prog) is None]
         if missing:
-            raise EnvironmentFailure(f"the local desktop needs {', '.join(missing)}; run scripts/install.sh")
+            raise EnvironmentFailure(
+                f"the local desktop ({self.options.session} session) needs {', '.join(missing)}; "
+                "run scripts/install.sh"
+            )
         base = Path(self.config.work_dir) if self.config.work_dir else None
         prefix = f"{WORK_PREFIX}{self.config.worker_id}-"
         # The control sockets live under the work folder, and a unix socket's path may not
@@ -282,7 +306,7 @@ class LocalProvider(Provider):
         (etc / "group").write_text(group)
         self._spawner = Spawner(f"osworld-local-{self.config.worker_id}")
         self._template = self._ensure_template()
-        self._image = local_image()
+        self._image = f"{local_image()}, {self.options.session} session"
         for name in ("cdp", "vlc"):
             self._forwards[name] = UnixForward(self._ctl_getter(f"{name}.sock"))
 
@@ -358,6 +382,7 @@ class LocalProvider(Provider):
                 self.config.screen_size,
                 with_template=True,
                 timezone=self.options.timezone,
+                session=self.options.session,
             ),
             etc_dir=str(assert_work / "etc"),
             command=["/bin/bash", str(DESKTOP_DIR / "session.sh")],

@@ -139,8 +139,10 @@ def sandbox_env(
     screen: tuple[int, int],
     with_template: bool,
     timezone: str = "Etc/UTC",
+    session: str = "openbox",
 ) -> dict[str, str]:
-    """The environment variables of the desktop session, whose time zone is ``timezone``."""
+    """The environment variables of the desktop session (``openbox`` or ``gnome``), whose
+    time zone is ``timezone``."""
     env = {
         "HOME": SANDBOX_HOME,
         "USER": "user",
@@ -170,6 +172,7 @@ def sandbox_env(
         "OSWORLD_SCREEN": f"{screen[0]}x{screen[1]}",
         "OSWORLD_GUEST_PYTHON": python,
         "OSWORLD_DESKTOP_DIR": str(DESKTOP_DIR),
+        "OSWORLD_SESSION": session,
         "PYTHONDONTWRITEBYTECODE": "1",
     }
     if with_template:

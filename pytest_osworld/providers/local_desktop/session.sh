@@ -9,7 +9,7 @@
 # Environment (set by the provider): HOME, DISPLAY, XDG_RUNTIME_DIR, OSWORLD_CTL (the
 # bind-mounted control dir), OSWORLD_TEMPLATE (the home template, read-only),
 # OSWORLD_SCREEN (WxH), OSWORLD_GUEST_PYTHON (interpreter with pytest_osworld),
-# OSWORLD_TIMEZONE (the IANA time zone).
+# OSWORLD_TIMEZONE (the IANA time zone), OSWORLD_SESSION (openbox, the default, or gnome).
 set -u
 umask 022
 log() { echo "session: $*" >&2; }
@@ -41,15 +41,34 @@ gsettings set org.gnome.desktop.interface toolkit-accessibility true 2>/dev/null
 # pulse/default.pa sets its starting volume). Debian's client.conf.d links this file,
 # which its init script writes on systems without a systemd user session.
 echo "autospawn = yes" >/run/pulseaudio-enable-autospawn
-# The window manager is supervised: should openbox exit (it has been seen to die at start
+# The window manager is supervised: should it exit (openbox has been seen to die at start
 # on a loaded machine), it is started again, so /health's "wm" check does not hang forever.
-(
-    while :; do
-        openbox --config-file "$OSWORLD_DESKTOP_DIR/openbox-rc.xml"
-        log "openbox exited with status $?; restarting it"
-        sleep 0.2
-    done
-) &
+if [ "${OSWORLD_SESSION:-openbox}" = gnome ]; then
+    # GNOME Shell as on Ubuntu 22.04 (OSWorld's image): its own system bus (no services;
+    # /run is the sandbox's), its settings, the "ubuntu" mode (Yaru, the dock) from our
+    # data dir, and no "screen lock disabled" warning (it is shown once per home).
+    mkdir -p /run/dbus
+    dbus-daemon --config-file="$OSWORLD_DESKTOP_DIR/gnome/system-bus.conf" --fork --nopidfile
+    dconf load / <"$OSWORLD_DESKTOP_DIR/gnome/settings.ini"
+    mkdir -p "$HOME/.local/share/gnome-shell" && touch "$HOME/.local/share/gnome-shell/lock-warning-shown"
+    export XDG_CURRENT_DESKTOP=ubuntu:GNOME XDG_SESSION_TYPE=x11
+    export XDG_DATA_DIRS="$OSWORLD_DESKTOP_DIR/gnome/share:/usr/local/share:/usr/share"
+    (
+        while :; do
+            gnome-shell --x11 --replace --mode=ubuntu
+            log "gnome-shell exited with status $?; restarting it"
+            sleep 0.2
+        done
+    ) &
+else
+    (
+        while :; do
+            openbox --config-file "$OSWORLD_DESKTOP_DIR/openbox-rc.xml"
+            log "openbox exited with status $?; restarting it"
+            sleep 0.2
+        done
+    ) &
+fi
 
 # Ports the host may need, served on unix sockets so they work without a shared network.
 socat "UNIX-LISTEN:$OSWORLD_CTL/cdp.sock,fork,mode=600" TCP:127.0.0.1:9222 &

@@ -1,0 +1,107 @@
+"""The local desktop's ``gnome`` session: GNOME Shell with Ubuntu's top bar and dock.
+
+A restored desktop shows the top bar and the dock on the left (pixels of the screenshot),
+its accessibility tree has gnome-shell as an application with the Activities button and
+the dock's favourites, and a click on the dock's Thunderbird (found in the tree, not at a
+fixed place) opens Thunderbird.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageStat
+
+from pytest_osworld.providers.base import Environment, ProviderConfig
+from pytest_osworld.providers.local import LocalProvider
+
+pytestmark = [
+    pytest.mark.desktop,
+    pytest.mark.skipif(shutil.which("gnome-shell") is None, reason="gnome-shell is not installed"),
+]
+
+#: The dock's favourites, as the session's settings list them (Chrome first, as OSWorld's).
+FAVOURITES = (
+    "Google Chrome",
+    "Thunderbird",
+    "VLC media player",
+    "LibreOffice Writer",
+    "LibreOffice Calc",
+    "LibreOffice Impress",
+    "Files",
+    "GNU Image Manipulation Program",
+)
+
+
+@pytest.fixture(scope="module")
+def gnome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProvider]:
+    provider = LocalProvider(
+        ProviderConfig(
+            worker_id="gnome",
+            work_dir=str(tmp_path_factory.mktemp("gnome")),
+            options={"session": "gnome"},
+        )
+    )
+    provider.start()
+    yield provider
+    provider.stop()
+
+
+def shell_tree(env: Environment, timeout: float = 20.0) -> str:
+    """The tree once gnome-shell's dock lists its favourites (it fills in just after start)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        tree = env.guest.accessibility_tree()
+        if 'name="Thunderbird"' in tree or time.monotonic() > deadline:
+            return tree
+        time.sleep(0.5)
+
+
+def test_top_bar_and_dock_on_screen_and_in_the_tree(gnome: LocalProvider, tmp_path: Path) -> None:
+    env = gnome.restore("init_state")
+    assert "gnome session" in env.image
+    tree = shell_tree(env)
+    assert '<application name="gnome-shell">' in tree
+    assert 'name="Activities"' in tree
+    for name in FAVOURITES:
+        match = re.search(
+            rf'push-button name="{re.escape(name)}"[^>]*cp:screencoord="\((\d+), (\d+)\)"', tree
+        )
+        assert match, f"dock item {name!r} is not on screen in the tree"
+        assert int(match.group(1)) < 80, f"dock item {name!r} is not on the left: {match.group(0)}"
+    shot = Image.open(io.BytesIO(env.guest.screenshot())).convert("RGB")
+    shot.save(tmp_path / "gnome.png")
+    assert shot.size == (1920, 1080)
+    top_bar = ImageStat.Stat(shot.crop((300, 0, 900, 20))).mean
+    dock = ImageStat.Stat(shot.crop((0, 600, 70, 900))).mean
+    desktop = ImageStat.Stat(shot.crop((800, 400, 1200, 700))).mean
+    assert max(top_bar) < 60, f"no dark top bar: {top_bar}"
+    assert max(dock) < 60, f"no dark dock on the left: {dock}"
+    assert max(desktop) > 60, f"the desktop behind them is as dark as they are: {desktop}"
+    assert "Activities" not in env.guest.execute(["wmctrl", "-l"]).output  # no overview window
+
+
+def test_thunderbird_opens_from_the_dock(gnome: LocalProvider) -> None:
+    env = gnome.restore("init_state")
+    tree = shell_tree(env)
+    match = re.search(
+        r'push-button name="Thunderbird"[^>]*cp:screencoord="\((\d+), (\d+)\)" cp:size="\((\d+), (\d+)\)"',
+        tree,
+    )
+    assert match, "no Thunderbird in the dock"
+    x, y, width, height = map(int, match.groups())
+    env.guest.run_python(f"pyautogui.click({x + width // 2}, {y + height // 2})")
+    deadline = time.monotonic() + 90
+    windows = ""
+    while time.monotonic() < deadline:
+        windows = env.guest.execute(["wmctrl", "-lx"]).output
+        if "thunderbird" in windows.lower():
+            break
+        time.sleep(1)
+    assert "thunderbird" in windows.lower(), f"Thunderbird did not open from the dock:\n{windows}"
