@@ -111,21 +111,33 @@ def missing_template_files(home: Path, *, installed: Callable[[str], bool] | Non
             if not (home / rel).exists():
                 problems.append(f"{rel} is missing")
         for rel, table in required.tables:
-            if (home / rel).is_file() and not _has_table(home / rel, table):
-                problems.append(f"{rel} has no {table!r} table")
+            if (home / rel).is_file():
+                problem = _table_problem(home / rel, table)
+                if problem:
+                    problems.append(f"{rel} {problem}")
         for rel in required.json:
             if (home / rel).is_file() and not _is_json_object(home / rel):
                 problems.append(f"{rel} is not a JSON object")
     return problems
 
 
-def _has_table(path: Path, table: str) -> bool:
+def _table_problem(path: Path, table: str) -> str | None:
+    """Why ``path`` cannot be read as a database with ``table`` by a reader that may not
+    write (a getter's copy), or None. A hot journal left by an interrupted write is such a
+    problem: reading it needs a rollback first."""
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True) as db:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
             row = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
+        finally:
+            db.close()
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc):
+            return f"has no {table!r} table"
+        return f"cannot be read without writing to it ({exc}): a write was interrupted"
     except sqlite3.DatabaseError:
-        return False
-    return row is not None
+        return f"has no {table!r} table"
+    return None if row is not None else f"has no {table!r} table"
 
 
 def _is_json_object(path: Path) -> bool:

@@ -106,8 +106,19 @@ def wait_connected(page: Any, timeout: float = 30.0) -> None:
     raise AssertionError("noVNC never showed the desktop")
 
 
-def canvas_pixels(page: Any) -> tuple[int, int, int]:
-    """Width, height and the number of distinct colours on noVNC's canvas."""
+def canvas_pixels(page: Any, colours: int = 6, timeout: float = 30.0) -> tuple[int, int, int]:
+    """Width, height and the number of distinct colours on noVNC's canvas, once it has at
+    least ``colours`` of them or ``timeout`` passed: the canvas takes the desktop's size at
+    the VNC handshake, and its pixels come with the first screen update a moment later."""
+    deadline = time.monotonic() + timeout
+    seen = _canvas_pixels(page)
+    while seen[2] < colours and time.monotonic() < deadline:
+        time.sleep(0.3)
+        seen = _canvas_pixels(page)
+    return seen
+
+
+def _canvas_pixels(page: Any) -> tuple[int, int, int]:
     return tuple(
         page.frame_locator("#view")
         .locator("#noVNC_container canvas")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -78,6 +79,30 @@ def test_one_damaged_file_is_named(tmp_path: Path, rel: str, damage: str, proble
     else:
         path.write_bytes(b"not a database, not JSON")
     assert missing_template_files(tmp_path, installed=everything) == [f"{rel} {problem}"]
+
+
+def test_a_database_left_with_a_hot_journal_is_named(tmp_path: Path) -> None:
+    """A copy taken in the middle of a write (database and journal) needs a rollback before
+    anyone can read it, which a reader that may not write cannot do."""
+    write_whole_home(tmp_path)
+    rel = ".config/google-chrome/Default/Cookies"
+    live = tmp_path / "live.db"
+    writer = sqlite3.connect(live, isolation_level=None)
+    writer.execute("PRAGMA cache_size=1")  # spill changed pages into the file before commit
+    writer.execute("CREATE TABLE cookies (x)")
+    writer.execute("INSERT INTO cookies VALUES (zeroblob(100000))")
+    writer.execute("BEGIN")
+    writer.execute("UPDATE cookies SET x = zeroblob(200000)")
+    shutil.copy(live, tmp_path / rel)
+    shutil.copy(tmp_path / "live.db-journal", tmp_path / f"{rel}-journal")
+    writer.execute("ROLLBACK")
+    writer.close()
+    problems = missing_template_files(tmp_path, installed=everything)
+    assert len(problems) == 1 and problems[0].startswith(f"{rel} cannot be read without writing to it")
+    with sqlite3.connect(tmp_path / rel) as db:  # what build_template.sh does: a rollback
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    db.close()
+    assert missing_template_files(tmp_path, installed=everything) == []
 
 
 def test_an_application_not_installed_needs_none_of_its_files(tmp_path: Path) -> None:

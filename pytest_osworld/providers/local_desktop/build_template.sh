@@ -81,6 +81,29 @@ if command -v chromium >/dev/null; then
     # Preferences and Local State on the way out.
     kill -TERM "$chrome_pid" 2>/dev/null || true
     wait "$chrome_pid" 2>/dev/null || true
+    # Its network service, which writes Cookies, can outlive the browser process for a
+    # moment; one killed mid-write leaves a hot journal beside the database, which a
+    # reader that cannot write (a getter's copy, mode=ro) cannot open. Wait for every
+    # process of the profile, then open each database once read-write, which rolls back
+    # or checkpoints what was left.
+    waited=0
+    while pgrep -f -- "--user-data-dir=$CHROME" >/dev/null && [ "$waited" -lt 100 ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    pkill -KILL -f -- "--user-data-dir=$CHROME" 2>/dev/null || true
+    python3 - "$CHROME/Default/History" "$CHROME/Default/Cookies" "$CHROME/Default/Web Data" <<'PY' || true
+import sqlite3
+import sys
+
+for path in sys.argv[1:]:
+    try:
+        with sqlite3.connect(path) as db:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        db.close()
+    except sqlite3.Error as exc:
+        print(f"template: {path}: {exc}", file=sys.stderr)
+PY
     # A SIGTERM ends the session as "SessionEnded"; a profile closed by the user says
     # "Normal", which is what OSWorld's image would hold.
     sed -i 's/"exit_type":"SessionEnded"/"exit_type":"Normal"/' "$CHROME/Default/Preferences" 2>/dev/null || true
