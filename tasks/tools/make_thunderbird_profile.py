@@ -80,6 +80,7 @@ PREFS = {
 }
 
 
+XULSTORE = {"chrome://messenger/content/messenger.xhtml": {"messengerWindow": {"sizemode": "maximized"}}}
 SESSION = {
     "rev": 0,
     "windows": [
@@ -271,6 +272,10 @@ def profile_files() -> dict[str, bytes]:
         f"{base}/Mail/Local Folders/Trash": b"",
         # Reopen on the Inbox (the last session's folder), not the account's start page.
         f"{base}/session.json": json.dumps(SESSION, separators=(",", ":")).encode(),
+        # The main window opens maximized, as a mail client is kept on a 1920x1080 screen
+        # (the window manager decides otherwise: GNOME opens it at 1280 px wide, and a
+        # narrow window shows another layout of the message list and toolbars).
+        f"{base}/xulstore.json": json.dumps(XULSTORE, separators=(",", ":")).encode(),
     }
 
 
