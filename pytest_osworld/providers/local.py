@@ -33,8 +33,9 @@ Options read from ``ProviderConfig.options`` (all strings):
     :data:`DEFAULT_TIMEZONE`, the same on every host so that scores do not depend on
     where the run happens). ``timedatectl`` in the desktop reports and changes it.
 ``session``
-    ``openbox`` (default) or ``gnome``: GNOME Shell on X11 made to look like Ubuntu
-    22.04's session (top bar, a fixed dock on the left, Yaru), as OSWorld's image has it.
+    ``gnome`` (default): GNOME Shell on X11 made to look like Ubuntu 22.04's session (top
+    bar, a fixed dock on the left, Yaru), as OSWorld's image has it; or ``openbox``: a
+    bare window manager that maximizes every window (the desktop before 0.2).
 
 This module owns the options and the provider's lifecycle (start, restore, stop, one
 sandbox session at a time). The pieces live beside it: the bwrap command line and session
@@ -127,6 +128,8 @@ SESSION_PROGRAMS: dict[str, tuple[str, ...]] = {
 #: The desktop's time zone unless ``timezone`` says otherwise. Not UTC: OSWorld's
 #: ``os/b6781586`` asks the agent to set UTC+0, which must not already hold.
 DEFAULT_TIMEZONE = "Asia/Hong_Kong"
+#: The desktop session unless ``session`` says otherwise: OSWorld's look.
+DEFAULT_SESSION = "gnome"
 #: Where the time zones a desktop can be set to are.
 ZONEINFO = Path("/usr/share/zoneinfo")
 
@@ -141,7 +144,7 @@ class LocalOptions:
     rebuild_template: bool = False
     python: str = sys.executable
     timezone: str = DEFAULT_TIMEZONE
-    session: str = "openbox"
+    session: str = DEFAULT_SESSION
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> LocalOptions:
@@ -180,7 +183,7 @@ class LocalOptions:
             rebuild_template=options.get("rebuild_template", "0").lower() in ("1", "true", "yes"),
             python=options.get("python") or sys.executable,
             timezone=_time_zone(options.get("timezone") or DEFAULT_TIMEZONE),
-            session=_session(options.get("session") or "openbox"),
+            session=_session(options.get("session") or DEFAULT_SESSION),
         )
 
 

@@ -24,8 +24,8 @@ def test_options_defaults_and_parsing(tmp_path):
     assert options.ready_timeout == 12.5
     assert options.rebuild_template is True
     assert LocalOptions.parse({}).ready_timeout == 60.0
-    assert LocalOptions.parse({}).session == "openbox"
-    assert LocalOptions.parse({"session": "gnome"}).session == "gnome"
+    assert LocalOptions.parse({}).session == "gnome"
+    assert LocalOptions.parse({"session": "openbox"}).session == "openbox"
 
 
 @pytest.mark.parametrize(
