@@ -39,7 +39,7 @@ from pytest_osworld.guest.a11y_pyatspi import (
     focused_terminal_text,
     registry_alive,
 )
-from pytest_osworld.guest.a11y_xml import NAMESPACES, Limits
+from pytest_osworld.guest.a11y_xml import CP, NAMESPACES, Limits
 from pytest_osworld.guest.atspi_dbus import BusError
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "TreeBuilder",
     "focused_terminal_text",
     "registry_alive",
+    "shell_ready",
 ]
 
 _log = logging.getLogger(__name__)
@@ -85,3 +86,19 @@ class TreeBuilder:
     def build_pyatspi(self) -> str:
         """The tree read through pyatspi, one blocking D-Bus round trip per property."""
         return PyatspiWalk(self.limits).run()
+
+
+def shell_ready() -> bool:
+    """Whether GNOME Shell's dock is on screen in the accessibility tree: the "Show
+    Applications" button and at least one named item beside it. The shell takes over the
+    screen as window manager about a second before its dock fills in; an agent's first
+    observation must not come from that second."""
+    root = DBusWalk(Limits(), timeout=5.0).run()
+    for app in root:
+        if app.get("name") != "gnome-shell":
+            continue
+        shown = [node for node in app.iter() if node.get(CP + "screencoord") is not None]
+        apps_button = any(n.tag == "toggle-button" and n.get("name") == "Show Applications" for n in shown)
+        items = any(n.tag == "push-button" and n.get("name") for n in shown)
+        return apps_button and items
+    return False

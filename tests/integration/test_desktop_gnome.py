@@ -105,3 +105,23 @@ def test_thunderbird_opens_from_the_dock(gnome: LocalProvider) -> None:
             break
         time.sleep(1)
     assert "thunderbird" in windows.lower(), f"Thunderbird did not open from the dock:\n{windows}"
+
+
+def test_desktop_env_reset_shows_the_shell_on_the_default_provider(tmp_path: Path) -> None:
+    """OSWorld's front door on the default provider: the first observation after ``reset()``
+    already has the top bar and the dock, on screen and in the tree (no waiting)."""
+    from pytest_osworld.env import DesktopEnv
+
+    env = DesktopEnv(action_space="pyautogui", results_dir=tmp_path / "results")
+    try:
+        observation = env.reset()
+    finally:
+        env.close()
+    tree = observation["accessibility_tree"]
+    assert '<application name="gnome-shell">' in tree
+    assert 'name="Activities"' in tree
+    for name in FAVOURITES:
+        assert f'push-button name="{name}"' in tree, f"dock item {name!r} is not in the first tree"
+    shot = Image.open(io.BytesIO(observation["screenshot"])).convert("RGB")
+    assert max(ImageStat.Stat(shot.crop((300, 0, 900, 20))).mean) < 60, "no dark top bar"
+    assert max(ImageStat.Stat(shot.crop((0, 600, 70, 900))).mean) < 60, "no dark dock on the left"

@@ -60,6 +60,15 @@ if [ "${OSWORLD_SESSION:-openbox}" = gnome ]; then
             sleep 0.2
         done
     ) &
+    # Ubuntu's keyboard shortcuts that are not the shell's own (Ctrl+Alt+T opens a
+    # terminal, the volume keys): GNOME's media-keys daemon, which asks the shell to grab them.
+    (
+        while :; do
+            /usr/libexec/gsd-media-keys
+            log "gsd-media-keys exited with status $?; restarting it"
+            sleep 1
+        done
+    ) &
 else
     (
         while :; do
