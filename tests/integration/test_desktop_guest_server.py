@@ -79,8 +79,8 @@ def calc(env: Environment) -> Environment:
 def test_health_reports_every_component_ready(env):
     state = env.guest.health()
     assert state["ready"] is True
-    assert (state["x"], state["atspi"], state["worker"]) == (True, True, True)
-    assert state["wm"] == "Openbox"
+    assert (state["x"], state["atspi"], state["worker"], state["shell"]) == (True, True, True, True)
+    assert state["wm"] == "GNOME Shell"  # the default session's window manager
 
 
 def test_execute_returns_stdout_and_exit_code(env):

@@ -121,7 +121,7 @@ def test_support_files_exist_and_are_executable():
 
 def test_describe_and_restore_before_start(tmp_path):
     provider = LocalProvider(ProviderConfig(worker_id="gw0", options={"cache_dir": str(tmp_path)}))
-    assert provider.describe() == "local (bubblewrap + Xvfb 1920x1080, openbox session, no network)"
+    assert provider.describe() == "local (bubblewrap + Xvfb 1920x1080, gnome session, no network)"
     from pytest_osworld.errors import EnvironmentFailure
 
     with pytest.raises(EnvironmentFailure, match="restore\\(\\) called before start\\(\\)"):
