@@ -56,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--live", action="store_true", help="with a live view nobody watches")
-    parser.add_argument("--session", default="gnome", help="the local desktop's session (gnome, openbox)")
+    parser.add_argument("--session", default="openbox", help="the local desktop's session (openbox, gnome)")
     args = parser.parse_args()
     runs = args.runs
     options = {"session": args.session}

@@ -12,6 +12,9 @@ Where OSWorld's examples are at hand (``../shared/osworld/examples``, or the fol
 xfail), and noop must score 0 on every one of them, known-broken ones included (prove runs
 noop without the known-broken file).
 
+The tasks that need GNOME Shell (``tasks_gnome/``) are proven the same way on the gnome
+session (``--provider-arg session=gnome``).
+
 The main command's replay runs a second time as three shards (``--shard K/3``) in three
 processes, merged with ``pytest-osworld merge``: every task's outcome and score, and the
 summary's rates, must be those of the run in one process.
@@ -159,6 +162,12 @@ def main(argv: list[str]) -> int:
             files = find_task_files(["tasks"])
             problems += check_shards("replay", files, argv, work / "tasks")
         problems += [f"tasks replay raised: {step}" for step in raised_steps(work / "tasks" / "replay")]
+        # The tasks that need GNOME Shell, on the gnome session.
+        gnome = ["--provider-arg", "session=gnome", *argv]
+        problems += check("tasks_gnome", ["tasks_gnome"], gnome, work / "tasks_gnome")
+        problems += [
+            f"tasks_gnome replay raised: {step}" for step in raised_steps(work / "tasks_gnome" / "replay")
+        ]
         examples = osworld_examples()
         if examples is None:
             print("selfcheck: OSWorld's examples are not here; its solved tasks are not checked")

@@ -107,12 +107,14 @@ def test_thunderbird_opens_from_the_dock(gnome: LocalProvider) -> None:
     assert "thunderbird" in windows.lower(), f"Thunderbird did not open from the dock:\n{windows}"
 
 
-def test_desktop_env_reset_shows_the_shell_on_the_default_provider(tmp_path: Path) -> None:
-    """OSWorld's front door on the default provider: the first observation after ``reset()``
+def test_desktop_env_reset_shows_the_shell(tmp_path: Path) -> None:
+    """OSWorld's front door on the gnome session: the first observation after ``reset()``
     already has the top bar and the dock, on screen and in the tree (no waiting)."""
     from pytest_osworld.env import DesktopEnv
 
-    env = DesktopEnv(action_space="pyautogui", results_dir=tmp_path / "results")
+    env = DesktopEnv(
+        action_space="pyautogui", results_dir=tmp_path / "results", provider_options={"session": "gnome"}
+    )
     try:
         observation = env.reset()
     finally:

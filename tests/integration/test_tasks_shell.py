@@ -1,19 +1,22 @@
-"""The own tasks that need GNOME Shell (the dock, Activities search, favourites, switching
-windows): their evaluators can fail.
+"""The own tasks that need GNOME Shell (``tasks_gnome/``: the dock, Activities search,
+favourites, switching windows): their evaluators can fail.
 
 For every such task a one-line change of its solution (``WRONG``, with the reason) leaves a
-wrong end state that must score below 1.0 on the default (gnome) desktop. The other way,
-the reference solution scoring 1.0 and noop 0, is checked by ``scripts/selfcheck.py``.
+wrong end state that must score below 1.0 on the gnome session. The other way, the
+reference solution scoring 1.0 and noop 0 on that session, is checked by
+``scripts/selfcheck.py``.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from task_harness import run_task, with_solution_line
 
+from pytest_osworld.providers.base import ProviderConfig
 from pytest_osworld.providers.local import LocalProvider
 from pytest_osworld.task import load_task
 
@@ -22,7 +25,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("gnome-shell") is None, reason="gnome-shell is not installed"),
 ]
 
-TASKS = Path(__file__).resolve().parents[2] / "tasks"
+TASKS = Path(__file__).resolve().parents[2] / "tasks_gnome"
 
 #: The own tasks that use the shell itself (relative to ``tasks/``).
 SHELL_TASKS = [
@@ -68,22 +71,35 @@ WRONG = [
 ]
 
 
+@pytest.fixture(scope="module")
+def gnome(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[LocalProvider]:
+    """A started local desktop provider on the gnome session."""
+    provider = LocalProvider(
+        ProviderConfig(
+            worker_id=f"shell-{worker_id}",
+            work_dir=str(tmp_path_factory.mktemp("gnome")),
+            options={"session": "gnome"},
+        )
+    )
+    provider.start()
+    yield provider
+    provider.stop()
+
+
 @pytest.mark.parametrize(("name", "index", "replacement", "why"), WRONG, ids=[w[0] for w in WRONG])
 def test_wrong_end_state_scores_below_one(
-    desktop: LocalProvider, tmp_path: Path, name: str, index: int, replacement: str, why: str
+    gnome: LocalProvider, tmp_path: Path, name: str, index: int, replacement: str, why: str
 ) -> None:
     """A one-line change of the solution leaves a wrong end state, which scores below 1.0."""
     task = with_solution_line(load_task(TASKS / name), index, replacement)
-    _, evaluation = run_task(desktop, task, tmp_path)
+    _, evaluation = run_task(gnome, task, tmp_path)
     assert evaluation.score < 1.0, f"{why}: {evaluation}"
 
 
 def test_every_shell_task_has_a_wrong_variant() -> None:
     """The table covers each shell task once, and each replacement really changes the solution."""
     assert sorted(w[0] for w in WRONG) == sorted(SHELL_TASKS)
-    assert sorted(SHELL_TASKS) == sorted(
-        str(path.relative_to(TASKS)) for path in TASKS.glob("os/*.json") if "GNOME Shell" in path.read_text()
-    )
+    assert sorted(SHELL_TASKS) == sorted(str(path.relative_to(TASKS)) for path in TASKS.glob("*/*.json"))
     for name, index, replacement, _ in WRONG:
         solution = load_task(TASKS / name).solution
         assert solution is not None and solution[index] != replacement
