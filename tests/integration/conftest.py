@@ -26,6 +26,21 @@ def desktop(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterato
     provider.stop()
 
 
+@pytest.fixture(scope="session")
+def gnome(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[LocalProvider]:
+    """A started local desktop provider on the ``gnome`` session (GNOME Shell)."""
+    provider = LocalProvider(
+        ProviderConfig(
+            worker_id=f"gnome-{worker_id}",
+            work_dir=str(tmp_path_factory.mktemp("gnome")),
+            options={"session": "gnome"},
+        )
+    )
+    provider.start()
+    yield provider
+    provider.stop()
+
+
 @pytest.fixture
 def xvfb() -> Iterator[Callable[[], str]]:
     """Starts fresh Xvfb servers (``-displayfd`` picks a free display); returns ``:N``."""

@@ -12,13 +12,12 @@ import io
 import re
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from PIL import Image, ImageStat
 
-from pytest_osworld.providers.base import Environment, ProviderConfig
+from pytest_osworld.providers.base import Environment
 from pytest_osworld.providers.local import LocalProvider
 
 pytestmark = [
@@ -37,20 +36,6 @@ FAVOURITES = (
     "Files",
     "GNU Image Manipulation Program",
 )
-
-
-@pytest.fixture(scope="module")
-def gnome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProvider]:
-    provider = LocalProvider(
-        ProviderConfig(
-            worker_id="gnome",
-            work_dir=str(tmp_path_factory.mktemp("gnome")),
-            options={"session": "gnome"},
-        )
-    )
-    provider.start()
-    yield provider
-    provider.stop()
 
 
 def shell_tree(env: Environment, timeout: float = 20.0) -> str:

@@ -10,13 +10,11 @@ reference solution scoring 1.0 and noop 0 on that session, is checked by
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from task_harness import run_task, with_solution_line
 
-from pytest_osworld.providers.base import ProviderConfig
 from pytest_osworld.providers.local import LocalProvider
 from pytest_osworld.task import load_task
 
@@ -67,21 +65,6 @@ WRONG = [
         "opens Files instead of switching back to VLC",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def gnome(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[LocalProvider]:
-    """A started local desktop provider on the gnome session."""
-    provider = LocalProvider(
-        ProviderConfig(
-            worker_id=f"shell-{worker_id}",
-            work_dir=str(tmp_path_factory.mktemp("gnome")),
-            options={"session": "gnome"},
-        )
-    )
-    provider.start()
-    yield provider
-    provider.stop()
 
 
 @pytest.mark.parametrize(("name", "index", "replacement", "why"), WRONG, ids=[w[0] for w in WRONG])
