@@ -158,15 +158,22 @@ def test_offline_with_an_empty_cache_runs_or_skips_every_task(tmp_path: Path) ->
 VSCODE_OPEN_PROJECT = "vs_code/53ad5833-3455-407b-bbc6-45b4c79ab8fb.json"
 HF = "huggingface.co/datasets/xlangai/ubuntu_osworld_file_cache/resolve/main"
 
-#: An agent that opens ~/project with VS Code's Open Folder prompt, by keyboard.
+#: An agent that opens ~/project with VS Code's Open Folder prompt, by keyboard. Each step
+#: waits for what it needs rather than sleeping (under CI's load fixed sleeps were too
+#: short): the prompt's own path filled in (typing earlier mixes with it), the folder's
+#: .vscode listed, the reloaded window showing the folder in its Explorer.
 OPEN_FOLDER_AGENT = '''
 from pytest_osworld.actions import Action
 from pytest_osworld.agent import AgentStep
 
+WAITS = "from pytest_osworld.guest.waits import wait_element, wait_window\\n"
+PROMPT = "wait_element('entry', 'Open Folder', app='Chromium', partial=True, state='focused', text={path!r}, timeout=25)"
 STEPS = [
-    "import time\\npyautogui.hotkey('ctrl', 'k')\\npyautogui.hotkey('ctrl', 'o')\\ntime.sleep(3)",
-    "import time\\npyautogui.write('project', interval=0.04)\\ntime.sleep(1)\\npyautogui.press('enter')\\ntime.sleep(2)",
-    "import time\\npyautogui.press('enter')\\ntime.sleep(8)",
+    "pyautogui.hotkey('ctrl', 'k')\\npyautogui.hotkey('ctrl', 'o')\\n" + PROMPT.format(path="/home/user/"),
+    "pyautogui.write('project/', interval=0.04)\\n" + PROMPT.format(path="/home/user/project/") + "\\n"
+    "wait_element('list-item', '.vscode', app='Chromium', timeout=25)",
+    "pyautogui.press('enter')\\nwait_window('project - Visual Studio Code', timeout=25)\\n"
+    "wait_element('heading', 'Explorer Section: project', app='Chromium', timeout=25)",
 ]
 
 
@@ -177,7 +184,7 @@ class OpenFolder:
         self.pending = []
 
     def reset(self, task):
-        self.pending = [Action(kind="code", code=code) for code in STEPS]
+        self.pending = [Action(kind="code", code=WAITS + code) for code in STEPS]
 
     def act(self, instruction, observation):
         action = self.pending.pop(0) if self.pending else Action(kind="DONE")

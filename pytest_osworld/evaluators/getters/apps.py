@@ -72,18 +72,41 @@ def get_gimp_config_file(ctx: TaskContext, config: dict[str, Any]) -> Path:
     return _write(ctx, config.get("dest", name), data)
 
 
+#: Runs a VS Code command through the command palette and waits (up to ``wait`` seconds per
+#: try, two tries) for the file it writes to change. A window that has just reloaded (a
+#: folder opened) takes a few seconds under load before its palette runs commands; a fixed
+#: one-second pause then read a file that was not yet written.
+VSCODE_COMMAND_SCRIPT = """
+import os, time
+def stamp():
+    try:
+        return os.stat({path!r}).st_mtime_ns
+    except OSError:
+        return None
+before = stamp()
+for attempt in range(2):
+    pyautogui.hotkey('ctrl', 'shift', 'p')
+    time.sleep(0.5)
+    pyautogui.typewrite({command!r})
+    time.sleep(0.5)
+    pyautogui.press('enter')
+    deadline = time.monotonic() + {wait}
+    while stamp() == before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if stamp() != before:
+        break
+    pyautogui.press('escape')
+"""
+
+
 def get_vscode_config(ctx: TaskContext, config: dict[str, Any]) -> Path:
     """Run a VS Code command through the command palette, then fetch the file it writes."""
     command = str(config["vscode_extension_command"])
+    path = str(config["path"])
     ctx.guest.activate_window("Visual Studio Code")
-    code = (
-        "import time\n"
-        "pyautogui.hotkey('ctrl', 'shift', 'p')\ntime.sleep(0.5)\n"
-        f"pyautogui.typewrite({command!r})\ntime.sleep(0.5)\npyautogui.press('enter')\ntime.sleep(1.0)\n"
-    )
-    ctx.guest.run_python(code)
-    data = _read(ctx, str(config["path"]), "vscode_config")
-    return _write(ctx, config.get("dest", posixpath.basename(str(config["path"]))), data)
+    ctx.guest.run_python(VSCODE_COMMAND_SCRIPT.format(path=path, command=command, wait=10))
+    data = _read(ctx, path, "vscode_config")
+    return _write(ctx, config.get("dest", posixpath.basename(path)), data)
 
 
 def get_default_video_player(ctx: TaskContext, config: dict[str, Any]) -> str:
