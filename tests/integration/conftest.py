@@ -15,30 +15,29 @@ from pytest_osworld.providers.base import ProviderConfig
 from pytest_osworld.providers.local import LocalProvider
 
 
-@pytest.fixture(scope="session")
-def desktop(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[LocalProvider]:
-    """A started local desktop provider (restore it per test with ``desktop.restore(...)``)."""
-    provider = LocalProvider(
-        ProviderConfig(worker_id=f"it-{worker_id}", work_dir=str(tmp_path_factory.mktemp("desktop")))
-    )
-    provider.start()
-    yield provider
-    provider.stop()
-
-
-@pytest.fixture(scope="session")
-def gnome(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[LocalProvider]:
-    """A started local desktop provider on the ``gnome`` session (GNOME Shell)."""
+def _started_provider(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: str, options: dict[str, str]
+) -> Iterator[LocalProvider]:
     provider = LocalProvider(
         ProviderConfig(
-            worker_id=f"gnome-{worker_id}",
-            work_dir=str(tmp_path_factory.mktemp("gnome")),
-            options={"session": "gnome"},
+            worker_id=f"{name}-{worker_id}", work_dir=str(tmp_path_factory.mktemp(name)), options=options
         )
     )
     provider.start()
     yield provider
     provider.stop()
+
+
+@pytest.fixture(scope="session")
+def desktop(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[LocalProvider]:
+    """A started local desktop provider (restore it per test with ``desktop.restore(...)``)."""
+    yield from _started_provider(tmp_path_factory, worker_id, "it", {})
+
+
+@pytest.fixture(scope="session")
+def gnome(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[LocalProvider]:
+    """A started local desktop provider on the ``gnome`` session (GNOME Shell)."""
+    yield from _started_provider(tmp_path_factory, worker_id, "gnome", {"session": "gnome"})
 
 
 @pytest.fixture
