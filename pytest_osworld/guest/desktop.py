@@ -185,6 +185,9 @@ def window_op(action: str, name: str, strict: bool, by_class: bool) -> bool:
     found = find_window(parse_wmctrl_lx(listing.stdout), name, strict, by_class)
     if found is None:
         return False
+    if action == "a":
+        activate_window_id(found.window_id)
+        return True
     return wmctrl("-i", f"-{action}", hex(found.window_id)).returncode == 0
 
 
@@ -207,6 +210,33 @@ def wait_for_window(file_path: str, timeout: float, poll: float = 0.1) -> Window
         time.sleep(poll)
 
 
-def activate_window_id(window_id: int) -> None:
-    """Raise and focus a window by id (``wmctrl -i -a``)."""
-    wmctrl("-i", "-a", hex(window_id))
+#: How long an activation waits for the window manager to make the window active. Not an
+#: error when it does not: some windows refuse focus, and OSWorld's activation never checks.
+ACTIVATION_SETTLE_SECONDS = 2.0
+
+
+def active_window_id() -> int | None:
+    """The window manager's active window (``_NET_ACTIVE_WINDOW``), or None when none is."""
+    from Xlib import X
+
+    disp = _display()
+    try:
+        root = disp.screen().root
+        prop = root.get_full_property(disp.intern_atom("_NET_ACTIVE_WINDOW"), X.AnyPropertyType)
+        return int(prop.value[0]) if prop is not None and len(prop.value) and prop.value[0] else None
+    finally:
+        disp.close()
+
+
+def activate_window_id(window_id: int) -> bool:
+    """Raise and focus a window by id (``wmctrl -i -a``), then wait up to
+    :data:`ACTIVATION_SETTLE_SECONDS` for the window manager to have done it, so the next
+    step (a key, a screenshot) meets the window it expects; whether it became active."""
+    if wmctrl("-i", "-a", hex(window_id)).returncode != 0:
+        return False
+    deadline = time.monotonic() + ACTIVATION_SETTLE_SECONDS
+    while active_window_id() != window_id:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
