@@ -35,6 +35,7 @@ import hmac
 import os
 import subprocess
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -94,6 +95,8 @@ __all__ = [
 
 #: The window manager name GNOME Shell (mutter) announces; its dock fills in after it.
 SHELL_WM = "GNOME Shell"
+#: How long the server's own warm-up keeps trying to reach ready (a provider waits 60 s).
+WARM_UP_SECONDS = 120.0
 
 
 class GuestApp(CommandRoutes, FileRoutes):
@@ -178,6 +181,24 @@ class GuestApp(CommandRoutes, FileRoutes):
 
     def health(self, request: Request) -> Response:
         """Readiness of X, the window manager, AT-SPI and the action worker."""
+        return Response.of_json(self.readiness())
+
+    def start_warming(self, timeout: float = WARM_UP_SECONDS) -> threading.Thread:
+        """Bring the desktop to ready in the background (start the action worker, see the
+        shell's dock) without waiting for ``/health`` to ask; a desktop nobody polls yet (a
+        provider's warm spare) is then ready at once when somebody does."""
+
+        def warm() -> None:
+            deadline = time.monotonic() + timeout
+            while not self.readiness()["ready"] and time.monotonic() < deadline:
+                time.sleep(0.1)
+
+        thread = threading.Thread(target=warm, name="guest-warm-up", daemon=True)
+        thread.start()
+        return thread
+
+    def readiness(self) -> dict[str, Any]:
+        """``/health``'s answer: each part's state, and ``ready`` when all of them are."""
         state: dict[str, Any] = {"server": True}
         try:
             desktop.screen_size()
@@ -202,7 +223,7 @@ class GuestApp(CommandRoutes, FileRoutes):
             state["worker_error"] = str(exc)
         state["shell"] = self._shell_ready(state["wm"]) if state["atspi"] else False
         state["ready"] = all(state[key] for key in ("x", "wm", "atspi", "worker", "shell"))
-        return Response.of_json(state)
+        return state
 
     def _shell_ready(self, wm: str | None) -> bool:
         """True unless the window manager is GNOME Shell whose dock is not on screen yet

@@ -252,6 +252,7 @@ def serve(app: GuestApp, server: ThreadingHTTPServer) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, _stop)
+    app.start_warming()
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:

@@ -65,7 +65,7 @@ def write_run_record(runs_dir: Path, work: Path) -> Path:
     return record
 
 
-def _processes_naming(folder: Path) -> list[int]:
+def processes_naming(folder: Path) -> list[int]:
     """This user's processes with an argument inside ``folder`` (a sandbox's bwrap has its
     control folder on its command line, the outer and the inner bwrap alike)."""
     prefix = str(folder) + "/"
@@ -107,7 +107,7 @@ def sweep_stale_runs(runs_dir: Path) -> list[str]:
             continue
         killed = 0
         if work.name.startswith(WORK_PREFIX):
-            for victim in _processes_naming(work):
+            for victim in processes_naming(work):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(victim, signal.SIGKILL)
                     killed += 1

@@ -56,6 +56,17 @@ def descendants(root):
     return found
 
 
+def session_number(proc):
+    """N of the ``session-N`` folder an outer bwrap names; a large number for other processes."""
+    if not proc["argv"] or proc["argv"][0] != "bwrap":
+        return 10**9
+    for arg in proc["argv"]:
+        for part in arg.split("/"):
+            if part.startswith("session-") and part[8:].isdigit():
+                return int(part[8:])
+    return 10**9
+
+
 TARGETS = {
     "guest": lambda argv: "pytest_osworld.guest" in argv,
     "xvfb": lambda argv: bool(argv) and argv[0].endswith("Xvfb"),
@@ -81,8 +92,11 @@ class FaultAgent(ReplayAgent):
             if self.fault == "hang":
                 time.sleep(120)
             else:
-                # The first match in tree order: the outer bwrap is listed before the inner.
-                victim = next(p["pid"] for p in procs if TARGETS[self.fault](p["argv"]))
+                # In the task's own sandbox, not the warm spare started after it: the lower
+                # session number. The first match in tree order: the outer bwrap, then the inner.
+                current = min(procs, key=session_number)
+                own = [current, *descendants(current["pid"])]
+                victim = next(p["pid"] for p in own if TARGETS[self.fault](p["argv"]))
                 os.kill(victim, signal.SIGKILL)
         return super().act(instruction, observation)
 '''

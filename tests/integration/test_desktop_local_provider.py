@@ -36,12 +36,15 @@ def wait_for(probe: Callable[[], T | None], timeout: float, what: str) -> T:
         time.sleep(0.25)
 
 
-def make_provider(worker: str, tmp_path_factory, network: bool = False) -> LocalProvider:
+def make_provider(
+    worker: str, tmp_path_factory, network: bool = False, options: dict[str, str] | None = None
+) -> LocalProvider:
     provider = LocalProvider(
         ProviderConfig(
             worker_id=worker,
             work_dir=str(tmp_path_factory.mktemp(worker)),
             network=network,
+            options=options or {},
         )
     )
     provider.start()
@@ -97,6 +100,66 @@ def test_two_environments_cannot_see_each_others_files_or_processes(provider, tm
         assert other.guest.execute(["cat", "/proc/1/comm"]).output.strip() == "bwrap"
     finally:
         other_provider.stop()
+
+
+def test_the_next_restore_takes_the_warm_spare_and_stop_ends_both(tmp_path_factory):
+    from pytest_osworld.providers.local_processes import processes_naming
+
+    provider = make_provider("itest-spare", tmp_path_factory)
+    work = provider._work
+    assert work is not None
+    try:
+        first = provider.restore("init_state")
+        assert first.extra["warm_spare"] is False
+        # The spare is a second sandbox, started beside the task's and not yet handed out.
+        wait_for(lambda: len(list(work.glob("session-*"))) == 2, 10, "the spare's folder")
+        first.guest.execute("echo used > ~/Desktop/used.txt", shell=True)
+        second = provider.restore("init_state")
+        assert second.extra["warm_spare"] is True
+        assert second.guest.health()["ready"] is True
+        with pytest.raises(FileNotFoundError):
+            second.guest.read_file("/home/user/Desktop/used.txt")
+    finally:
+        provider.stop()
+    assert processes_naming(work) == []
+
+
+@pytest.mark.parametrize("part", ["sandbox", "xvfb"])
+def test_a_spare_that_broke_while_waiting_is_replaced_by_a_cold_start(tmp_path_factory, part):
+    from pytest_osworld.client import GuestClient
+
+    # A short ready_timeout: a spare whose X died never gets ready, and is given up then.
+    provider = make_provider(f"itest-broken-spare-{part}", tmp_path_factory, options={"ready_timeout": "20"})
+    try:
+        provider.restore("init_state")
+        spare = provider._spare
+        assert spare is not None
+        if part == "sandbox":
+            spare.proc.kill()
+            spare.proc.wait()
+        else:
+            sock = spare.ctl / "guest.sock"
+            wait_for(sock.exists, 20, "the spare's guest socket")
+            inside = GuestClient(unix_socket=str(sock), token=spare.token)
+            wait_for(lambda: inside.health()["x"], 20, "the spare's X")
+            inside.execute(["pkill", "-KILL", "-x", "Xvfb"])
+            inside.close()
+        env = provider.restore("init_state")
+        assert env.extra["warm_spare"] is False
+        assert env.guest.health()["ready"] is True
+    finally:
+        provider.stop()
+
+
+def test_no_spare_when_sandboxes_share_the_network(tmp_path_factory):
+    provider = make_provider("itest-net-spare", tmp_path_factory, network=True)
+    try:
+        for _ in range(2):
+            env = provider.restore("init_state")
+            assert env.extra["warm_spare"] is False
+            assert provider._spare is None
+    finally:
+        provider.stop()
 
 
 def test_no_network_by_default(env):

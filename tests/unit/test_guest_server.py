@@ -378,3 +378,47 @@ def test_pyautogui_snippet_detection(argv, expected):
 def test_request_json_rejects_non_objects():
     with pytest.raises(HTTPError, match="must be an object"):
         Request("POST", "/x", {}, b"3").json()
+
+
+class CountingWorker(ScriptedWorker):
+    """Counts how often it was asked to start."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts = 0
+
+    def ensure_started(self) -> None:
+        self.starts += 1
+
+
+def test_the_server_warms_itself_up_to_ready_before_anyone_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_osworld.guest import a11y, desktop
+
+    calls = {"x": 0}
+
+    def screen_size() -> tuple[int, int]:
+        calls["x"] += 1
+        if calls["x"] < 3:  # X comes up on the third look
+            raise OSError("Can't connect to display")
+        return (1920, 1080)
+
+    monkeypatch.setattr(desktop, "screen_size", screen_size)
+    monkeypatch.setattr(desktop, "window_manager_name", lambda: "Openbox")
+    monkeypatch.setattr(a11y, "registry_alive", lambda: True)
+    worker = CountingWorker()
+    app = GuestApp(TOKEN, worker=worker)
+    app.start_warming(timeout=10).join(10)
+    assert calls["x"] == 3  # it kept looking until ready, then stopped
+    assert worker.starts == 3
+    assert app.readiness()["ready"] is True
+
+
+def test_a_warm_up_that_never_gets_ready_gives_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_osworld.guest import a11y, desktop
+
+    monkeypatch.setattr(desktop, "screen_size", lambda: (1920, 1080))
+    monkeypatch.setattr(desktop, "window_manager_name", lambda: None)  # no window manager, ever
+    monkeypatch.setattr(a11y, "registry_alive", lambda: True)
+    thread = GuestApp(TOKEN, worker=CountingWorker()).start_warming(timeout=0.3)
+    thread.join(5)
+    assert not thread.is_alive()
