@@ -56,7 +56,9 @@ class DBusWalk:
     accessibility bus. Per object: ``Properties.GetAll(Accessible)`` (name, attributes,
     child count), ``GetRole``, ``GetState``, ``GetInterfaces``; then, depending on those,
     ``GetExtents``, ``GetText``, the Value properties, ``GetActions`` and the children.
-    Every call is queued at once, so the applications work through their queues
+    Applications reached through the bus (Qt's bridge: VLC) get one ``Get`` per property
+    instead of ``GetAll``, which Qt 5.15's bridge mishandles. Every call is queued at once,
+    so the applications work through their queues
     without waiting for us. (``org.a11y.atspi.Cache.GetItems`` would give the first
     four in one call per application, but at-spi2-core 2.46's ATK bridge, used by
     LibreOffice, Chromium, Thunderbird, GIMP and GTK apps here, no longer serves it.)
@@ -227,7 +229,12 @@ class DBusWalk:
                         INTERFACE_CACHE.clear()
                     INTERFACE_CACHE[cache_key] = frozenset(node.interfaces)
 
-        self._call(node, I_PROPS, "GetAll", got_props, "s", (I_ACCESSIBLE,))
+        if node.dest is None:
+            self._call(node, I_PROPS, "GetAll", got_props, "s", (I_ACCESSIBLE,))
+        else:
+            # Reached through the bus: not the ATK bridge, maybe Qt 5's, which reads a
+            # second argument that GetAll does not have and crashes (VLC, now and then).
+            got_props(({},))
         self._call(node, I_ACCESSIBLE, "GetRole", self._got_role(node))
         self._call(node, I_ACCESSIBLE, "GetState", self._got_states(node))
         # The ATK bridge (every application reached peer-to-peer) numbers its objects from
