@@ -136,8 +136,8 @@ SESSION_PROGRAMS: dict[str, tuple[str, ...]] = {
 #: ``os/b6781586`` asks the agent to set UTC+0, which must not already hold.
 DEFAULT_TIMEZONE = "Asia/Hong_Kong"
 #: The desktop session unless ``session`` says otherwise. ``gnome``, OSWorld's look, is not
-#: the default yet: its restore takes 1.5 s against a 1.0 s budget, and 4 OSWorld solutions
-#: do not replay on it (docs/desktop.md, "Sessions").
+#: the default yet: the main command at ``-n 2`` takes 1.49 times as long on it (budget 1.25),
+#: and parity has not been run on it (docs/desktop.md, "Sessions").
 DEFAULT_SESSION = "openbox"
 #: Where the time zones a desktop can be set to are.
 ZONEINFO = Path("/usr/share/zoneinfo")
