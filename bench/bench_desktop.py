@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import statistics
 import tempfile
 import time
@@ -140,25 +141,25 @@ def main() -> None:
 
 def spare_memory_mib(provider: LocalProvider) -> float:
     """Resident memory of every process of the provider's waiting spare sandbox, in MiB."""
-    import subprocess
+    from pathlib import Path
+
+    from pytest_osworld.providers.local_processes import children_of
 
     spare = provider._spare  # a benchmark looks inside on purpose
     if spare is None:
         return 0.0
-    tree = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,rss="], capture_output=True, text=True).stdout
-    rows = [tuple(int(field) for field in line.split()) for line in tree.splitlines() if line.strip()]
-    wanted, total = {spare.proc.pid}, 0
-    changed = True
-    while changed:
-        changed = False
-        for pid, ppid, _ in rows:
-            if ppid in wanted and pid not in wanted:
-                wanted.add(pid)
-                changed = True
-    for pid, _, rss in rows:
-        if pid in wanted:
-            total += rss
-    return total / 1024
+    pids, todo = [], [spare.proc.pid]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo.extend(child for child, _ in children_of(pid))
+    pages = 0
+    for pid in pids:
+        try:
+            pages += int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # ended meanwhile
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def png_encoder(data: bytes) -> str:

@@ -444,9 +444,7 @@ class LocalProvider(Provider):
         client = GuestClient(unix_socket=str(sock), token=session.token, timeout=10.0, retries=1)
         deadline = session.started + self.options.ready_timeout
         last = "the guest socket never appeared"
-        first = True
-        while first or time.monotonic() < deadline:
-            first = False
+        while True:  # at least one look, even past the deadline (a spare's counts from its spawn)
             if session.proc.poll() is not None:
                 raise EnvironmentFailure(
                     f"local desktop exited with status {session.proc.returncode} while "
@@ -462,6 +460,8 @@ class LocalProvider(Provider):
                         client.close()
                         return GuestClient(unix_socket=str(sock), token=session.token)
                     last = f"not ready: {state}"
+            if time.monotonic() >= deadline:
+                break
             time.sleep(0.03)
         raise EnvironmentFailure(f"local desktop not ready after {self.options.ready_timeout:g} s: {last}")
 
