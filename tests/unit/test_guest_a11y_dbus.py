@@ -522,3 +522,44 @@ def test_blocking_calls_skip_late_replies(peer_factory: Callable[..., FakePeer])
     assert conn.call_blocking("/o", "i.f", "Echo", None, "i", (2,), timeout=2.0) == (2,)
     peer.close()
     conn.close()
+
+
+def test_applications_reached_through_the_bus_are_never_asked_getall(
+    peer_factory: Callable[..., FakePeer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Qt 5.15's bridge reads a second argument of ``Properties.GetAll`` that the call does
+    not have, and VLC segfaulted when a walk asked it while it started. An application that
+    gives no peer-to-peer address (Qt's bridge) is walked with one ``Get`` per property."""
+    from pytest_osworld.guest import a11y_dbus, a11y_dbus_node
+    from pytest_osworld.guest.a11y_xml import Limits
+
+    app = ":1.5"
+
+    def bus(member: str, args: tuple[Any, ...]) -> Any:
+        if member == "Hello":
+            return ("s", (":1.9",))
+        if member in ("GetApplicationBusAddress", "GetAll"):
+            return None  # no peer-to-peer address; GetAll would crash a Qt application
+        if member == "GetChildren":
+            return ("a(so)", ([(app, "/org/a11y/atspi/accessible/root")],))
+        if member == "Get":
+            values = {"Name": GLib.Variant("s", "vlc"), "ChildCount": GLib.Variant("i", 0)}
+            return ("v", (values.get(args[1], GLib.Variant("s", "")),))
+        if member == "GetAttributes":
+            return ("a{ss}", ({},))
+        if member == "GetRole":
+            return ("u", (75,))  # application
+        if member == "GetState":
+            return ("au", ([0, 0],))
+        if member == "GetInterfaces":
+            return ("as", (["org.a11y.atspi.Accessible", "org.a11y.atspi.Application"],))
+        return None
+
+    monkeypatch.setattr(a11y_dbus_node, "_ASKERS", {})
+    monkeypatch.setattr(a11y_dbus, "ADDRESS_CACHE", {})
+    peer = peer_factory(bus)
+    monkeypatch.setenv("AT_SPI_BUS_ADDRESS", f"unix:path={peer.path}")
+    root = a11y_dbus.DBusWalk(Limits(), timeout=10).run()
+    assert [child.get("name") for child in root] == ["vlc"]
+    assert "GetAll" not in peer.calls
+    assert peer.calls.count("Get") >= 2  # Name and ChildCount, one by one
