@@ -64,9 +64,11 @@ class DBusWalk:
     LibreOffice, Chromium, Thunderbird, GIMP and GTK apps here, no longer serves it.)
     """
 
-    def __init__(self, limits: Limits, timeout: float = 60.0) -> None:
+    def __init__(self, limits: Limits, timeout: float = 60.0, app: str | None = None) -> None:
         self.limits = limits
         self.timeout = timeout
+        #: read only the applications whose name contains this (any case); None: all
+        self.app = app
         self.pipeline = Pipeline()
         self.bus: Connection | None = None
         #: the accessibility bus's address (set by :meth:`run`)
@@ -129,6 +131,8 @@ class DBusWalk:
             self.pipeline.run(deadline)
             self._connect_apps(apps)
             roots = [self._node_for(ref, 1) for ref in apps]
+            if self.app is not None:
+                roots = self._named(roots, self.app.lower(), deadline)
             for root in roots:
                 self._start(root)
             self.pipeline.run(deadline)
@@ -144,6 +148,32 @@ class DBusWalk:
         finally:
             for conn in self._conns:
                 conn.close()
+
+    def _named(self, roots: list[Node], wanted: str, deadline: float) -> list[Node]:
+        """The application roots whose name contains ``wanted`` (lower case), asking each
+        only for its name: a wait on one application does not read GNOME Shell's 1,400
+        objects (about 170 ms of CPU, ours and the shell's) at every poll."""
+        names: dict[int, str] = {}
+
+        def got_name(index: int) -> Callable[[Reply], None]:
+            def done(reply: Reply) -> None:
+                names[index] = str(reply[0]) if reply else ""
+
+            return done
+
+        for index, root in enumerate(roots):
+            self.pipeline.call(
+                root.conn,
+                root.dest,
+                root.path,
+                I_PROPS,
+                "Get",
+                got_name(index),
+                "ss",
+                (I_ACCESSIBLE, "Name"),
+            )
+        self.pipeline.run(deadline)
+        return [root for index, root in enumerate(roots) if wanted in names.get(index, "").lower()]
 
     def _desktop_props(self, desktop: Node) -> None:
         def got_name(reply: Reply) -> None:

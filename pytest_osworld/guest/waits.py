@@ -255,16 +255,22 @@ class Element:
         return self.x + self.width // 2, self.y + self.height // 2
 
 
-def desktop_tree() -> ET.Element:
-    """One walk of the desktop's accessibility tree (the observation's walk), as XML elements."""
+def desktop_tree(app: str | None = None) -> ET.Element:
+    """One walk of the desktop's accessibility tree (the observation's walk), as XML
+    elements; with ``app``, of only the applications whose name contains it (any case)."""
     from pytest_osworld.guest.a11y import DBusWalk, Limits, PyatspiWalk
     from pytest_osworld.guest.atspi_dbus import BusError
 
     limits = Limits(text_chars=200)
     try:
-        return DBusWalk(limits, timeout=20.0).run()
+        return DBusWalk(limits, timeout=20.0, app=app).run()
     except (BusError, OSError):
-        return ET.fromstring(PyatspiWalk(limits).run())
+        root = ET.fromstring(PyatspiWalk(limits).run())
+    if app is not None:
+        for application in list(root):
+            if app.lower() not in application.get("name", "").lower():
+                root.remove(application)
+    return root
 
 
 def _role_tag(role: str | None) -> str | None:
@@ -314,7 +320,7 @@ def find_elements(
 
     ``tree`` is a walk to search (:func:`desktop_tree` by default).
     """
-    root = desktop_tree() if tree is None else tree
+    root = desktop_tree(app) if tree is None else tree
     tag = _role_tag(role)
     wanted_app = app.lower() if app is not None else None
     found: list[Element] = []
@@ -368,20 +374,22 @@ def wait_element(
     text: str | None = None,
     stable: bool = False,
     timeout: float = 15.0,
-    source: Callable[[], ET.Element] = desktop_tree,
+    source: Callable[[], ET.Element] | None = None,
 ) -> Element:
     """Wait until an element matching :func:`find_elements` is on screen; return the first.
 
     ``stable=True`` also waits until two walks in a row see it at the same place (a
     window that is still being placed or laid out moves its elements). Each poll is one
-    accessibility walk (``source``), 0.1-1 s depending on the apps open. The timeout
-    message lists the on-screen elements of the same role seen last.
+    accessibility walk (``source``; by default :func:`desktop_tree` of ``app``'s
+    applications only), 0.1-1 s depending on the apps open. The timeout message lists the
+    on-screen elements of the same role seen last.
     """
+    read = source or (lambda: desktop_tree(app))
     last: list[ET.Element] = []
     before: list[Element] = []
 
     def probe() -> Element | None:
-        last[:] = [source()]
+        last[:] = [read()]
         found = find_elements(role, name, app=app, partial=partial, state=state, text=text, tree=last[0])
         if not found:
             before.clear()
@@ -409,14 +417,13 @@ def wait_element_gone(
     state: str | None = None,
     text: str | None = None,
     timeout: float = 15.0,
-    source: Callable[[], ET.Element] = desktop_tree,
+    source: Callable[[], ET.Element] | None = None,
 ) -> None:
     """Wait until no element matching :func:`find_elements` is on screen (a menu closed,
-    a field lost the focus)."""
+    a field lost the focus); each poll walks as :func:`wait_element`'s does."""
+    read = source or (lambda: desktop_tree(app))
     wait_until(
-        lambda: (
-            not find_elements(role, name, app=app, partial=partial, state=state, text=text, tree=source())
-        ),
+        lambda: not find_elements(role, name, app=app, partial=partial, state=state, text=text, tree=read()),
         timeout,
         what="no " + _element_what(role, name, app, partial, state, text)[3:],
         poll=0.1,
@@ -435,7 +442,7 @@ def click_element(
     timeout: float = 15.0,
     clicks: int = 1,
     button: str = "left",
-    source: Callable[[], ET.Element] = desktop_tree,
+    source: Callable[[], ET.Element] | None = None,
 ) -> Element:
     """Wait for the element (:func:`wait_element`; ``stable=True`` if it may still be
     moving, e.g. in a window still being laid out), click its centre, and return it."""

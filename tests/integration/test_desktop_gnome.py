@@ -9,6 +9,7 @@ fixed place) opens Thunderbird.
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 import time
@@ -70,6 +71,27 @@ def test_top_bar_and_dock_on_screen_and_in_the_tree(gnome: LocalProvider, tmp_pa
     assert max(dock) < 60, f"no dark dock on the left: {dock}"
     assert max(desktop) > 60, f"the desktop behind them is as dark as they are: {desktop}"
     assert "Activities" not in env.guest.execute(["wmctrl", "-l"]).output  # no overview window
+
+
+def test_waits_walk_only_the_application_they_wait_on(gnome: LocalProvider) -> None:
+    """A wait with ``app=`` reads only the applications so named (any case): the others,
+    the shell included, are asked their name and nothing more."""
+    env = gnome.restore("init_state")
+    shell_tree(env)
+    listed = (
+        env.guest.run_python(
+            "import json\n"
+            "from pytest_osworld.guest.waits import desktop_tree\n"
+            "for app in (None, 'SHELL', 'no such app'):\n"
+            "    print(json.dumps([[a.get('name'), len(list(a.iter()))] for a in desktop_tree(app)]))"
+        )
+        .output.strip()
+        .splitlines()[-3:]
+    )
+    every, shell, nothing = (json.loads(line) for line in listed)
+    assert "gnome-shell" in dict(every) and len(every) > 1, every
+    assert shell == [["gnome-shell", dict(every)["gnome-shell"]]]
+    assert nothing == []
 
 
 def test_thunderbird_opens_from_the_dock(gnome: LocalProvider) -> None:

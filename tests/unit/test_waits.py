@@ -314,9 +314,9 @@ def test_wait_laid_out_waits_for_the_accessibility_coordinates(monkeypatch: pyte
     tops = iter([0, 26, 26, 26])
     panes = iter([_pane_tree(19), _pane_tree(19), _pane_tree(45)])
     monkeypatch.setattr(waits, "window_geometry", lambda wid: (9, next(tops), 1911, 1054))
-    monkeypatch.setattr(waits, "desktop_tree", lambda: next(panes))
+    monkeypatch.setattr(waits, "desktop_tree", lambda app=None: next(panes))
     assert wait_laid_out("q3_sales.xlsx - LibreOffice Calc", app="soffice", timeout=5) == window
     monkeypatch.setattr(waits, "window_geometry", lambda wid: (9, 26, 1911, 1054))
-    monkeypatch.setattr(waits, "desktop_tree", lambda: _pane_tree(19))
+    monkeypatch.setattr(waits, "desktop_tree", lambda app=None: _pane_tree(19))
     with pytest.raises(WaitTimeout, match=r"the window 'q3_sales\.xlsx - LibreOffice Calc' laid out"):
         wait_laid_out("q3_sales.xlsx - LibreOffice Calc", timeout=0.2)
