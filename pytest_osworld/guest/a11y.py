@@ -93,7 +93,7 @@ def shell_ready() -> bool:
     Applications" button and at least one named item beside it. The shell takes over the
     screen as window manager about a second before its dock fills in; an agent's first
     observation must not come from that second."""
-    root = DBusWalk(Limits(), timeout=5.0).run()
+    root = DBusWalk(Limits(), timeout=5.0, app="gnome-shell").run()
     for app in root:
         if app.get("name") != "gnome-shell":
             continue

@@ -116,6 +116,8 @@ class GuestApp(CommandRoutes, FileRoutes):
         #: The live view's VNC server (``/vnc``, ``/vnc/input``), started when first asked for.
         self.vnc = VncServer()
         self._shell_seen = False
+        #: held while a thread walks the shell's tree (the warm-up and /health may both ask)
+        self._shell_walk = threading.Lock()
         get, post, both = frozenset({"GET"}), frozenset({"POST"}), frozenset({"GET", "POST"})
         self.routes: dict[str, tuple[frozenset[str], Callable[[Request], Response]]] = {
             "/health": (get, self.health),
@@ -227,13 +229,23 @@ class GuestApp(CommandRoutes, FileRoutes):
 
     def _shell_ready(self, wm: str | None) -> bool:
         """True unless the window manager is GNOME Shell whose dock is not on screen yet
-        (:func:`~pytest_osworld.guest.a11y.shell_ready`); once seen, not asked again."""
+        (:func:`~pytest_osworld.guest.a11y.shell_ready`); once seen, not asked again.
+
+        One walk at a time: a caller that finds another's walk under way waits for it and
+        takes its answer. Each walk reads the shell's whole tree, 0.3-0.7 s of CPU for the
+        shell and for us while it starts, and the warm-up and ``/health`` polls overlap.
+        """
         if wm != SHELL_WM or self._shell_seen:
             return True
+        if not self._shell_walk.acquire(blocking=False):
+            with self._shell_walk:
+                return self._shell_seen
         try:
             self._shell_seen = a11y.shell_ready()
         except Exception:
             return False
+        finally:
+            self._shell_walk.release()
         return self._shell_seen
 
     def screenshot(self, request: Request) -> Response:

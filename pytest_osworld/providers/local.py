@@ -48,8 +48,11 @@ A warm spare hides the start-up: right after a restore hands out its desktop, a 
 sandbox starts from the same template and waits, untouched, while the task runs; the next
 restore kills the used desktop and takes the spare, so it waits only for whatever is left
 of the spare's start. GNOME Shell takes about 1.5 s from nothing to ready, which no task
-should wait for. Only without network: sandboxes that share the host's network share its
-abstract X sockets and ports, so two of them cannot run at once.
+should wait for. The spare waits at the lowest CPU weight (:data:`SPARE_NICE`), so its start
+uses the CPU the running task leaves idle rather than slowing the task; it gets the normal
+weight, and its ``ready_timeout`` starts, when it is taken. Only without network: sandboxes
+that share the host's network share its abstract X sockets and ports, so two of them cannot
+run at once.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ from pytest_osworld.providers.local_processes import (
     describe_exit,
     kill_and_wait,
     process_start,
+    set_sandbox_nice,
     sweep_stale_runs,
     write_run_record,
 )
@@ -132,6 +136,9 @@ SESSION_PROGRAMS: dict[str, tuple[str, ...]] = {
     "openbox": ("openbox",),
     "gnome": ("gnome-shell", "dconf"),
 }
+#: The warm spare's CPU weight while it waits (its sandbox's autogroup nice value; 0 once
+#: taken): it starts on the CPU the running task leaves idle instead of slowing it down.
+SPARE_NICE = 19
 #: The desktop's time zone unless ``timezone`` says otherwise. Not UTC: OSWorld's
 #: ``os/b6781586`` asks the agent to set UTC+0, which must not already hold.
 DEFAULT_TIMEZONE = "Asia/Hong_Kong"
@@ -223,7 +230,8 @@ class _Session:
     root: Path
     proc: subprocess.Popen[bytes]
     token: str
-    #: When it was spawned (``time.monotonic()``); its ``ready_timeout`` counts from here.
+    #: When it was spawned, or taken as the spare (``time.monotonic()``); its
+    #: ``ready_timeout`` counts from here.
     started: float
 
     @property
@@ -340,6 +348,7 @@ class LocalProvider(Provider):
         ready = time.monotonic() - started
         if not self.config.network:
             self._spare = self._spawn_session()
+            set_sandbox_nice(self._spare.proc.pid, SPARE_NICE)
         width, height = self.config.screen_size
         return Environment(
             guest=client,
@@ -430,6 +439,8 @@ class LocalProvider(Provider):
         if spare is None:
             return None
         self._session = spare
+        set_sandbox_nice(spare.proc.pid, 0)
+        spare.started = time.monotonic()
         try:
             return spare, self._wait_ready(spare)
         except EnvironmentFailure:
@@ -439,12 +450,12 @@ class LocalProvider(Provider):
 
     def _wait_ready(self, session: _Session) -> GuestClient:
         """Poll the session's ``/health`` until ready (at least once, until ``ready_timeout``
-        after its spawn); a client for it, or ``EnvironmentFailure`` saying what was not ready."""
+        after its spawn or take); a client for it, or ``EnvironmentFailure`` saying what was not ready."""
         sock = session.ctl / "guest.sock"
         client = GuestClient(unix_socket=str(sock), token=session.token, timeout=10.0, retries=1)
         deadline = session.started + self.options.ready_timeout
         last = "the guest socket never appeared"
-        while True:  # at least one look, even past the deadline (a spare's counts from its spawn)
+        while True:  # at least one look, even past the deadline
             if session.proc.poll() is not None:
                 raise EnvironmentFailure(
                     f"local desktop exited with status {session.proc.returncode} while "

@@ -11,6 +11,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -103,20 +104,29 @@ def test_two_environments_cannot_see_each_others_files_or_processes(provider, tm
 
 
 def test_the_next_restore_takes_the_warm_spare_and_stop_ends_both(tmp_path_factory):
-    from pytest_osworld.providers.local_processes import processes_naming
+    from pytest_osworld.providers.local import SPARE_NICE
+    from pytest_osworld.providers.local_processes import processes_naming, sandbox_nice
 
     provider = make_provider("itest-spare", tmp_path_factory)
     work = provider._work
     assert work is not None
+    autogroups = Path("/proc/sys/kernel/sched_autogroup_enabled")
+    weighed = autogroups.exists() and autogroups.read_text().strip() == "1"
     try:
         first = provider.restore("init_state")
         assert first.extra["warm_spare"] is False
         # The spare is a second sandbox, started beside the task's and not yet handed out.
         wait_for(lambda: len(list(work.glob("session-*"))) == 2, 10, "the spare's folder")
+        spare, current = provider._spare, provider._session
+        assert spare is not None and current is not None
+        if weighed:  # the spare starts on idle CPU only; the task's desktop keeps its weight
+            assert (sandbox_nice(spare.proc.pid), sandbox_nice(current.proc.pid)) == (SPARE_NICE, 0)
         first.guest.execute("echo used > ~/Desktop/used.txt", shell=True)
         second = provider.restore("init_state")
         assert second.extra["warm_spare"] is True
         assert second.guest.health()["ready"] is True
+        if weighed:  # taken: the normal weight again
+            assert sandbox_nice(spare.proc.pid) == 0
         with pytest.raises(FileNotFoundError):
             second.guest.read_file("/home/user/Desktop/used.txt")
     finally:

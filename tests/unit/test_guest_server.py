@@ -10,6 +10,7 @@ import http.client
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -422,3 +423,42 @@ def test_a_warm_up_that_never_gets_ready_gives_up(monkeypatch: pytest.MonkeyPatc
     thread = GuestApp(TOKEN, worker=CountingWorker()).start_warming(timeout=0.3)
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_readiness_asked_while_the_shell_is_walked_waits_for_that_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The warm-up and /health both ask whether GNOME Shell's dock is up; each walk of the
+    shell's tree costs it and us 0.3-0.7 s of CPU while it starts, so a second asker takes
+    the answer of the walk under way instead of walking beside it."""
+    from pytest_osworld.guest import a11y, desktop
+    from pytest_osworld.guest.server import SHELL_WM
+
+    walks = []
+    inside = threading.Event()
+    release = threading.Event()
+
+    def shell_ready() -> bool:
+        walks.append(threading.current_thread().name)
+        inside.set()
+        release.wait(5)
+        return True
+
+    monkeypatch.setattr(desktop, "screen_size", lambda: (1920, 1080))
+    monkeypatch.setattr(desktop, "window_manager_name", lambda: SHELL_WM)
+    monkeypatch.setattr(a11y, "registry_alive", lambda: True)
+    monkeypatch.setattr(a11y, "shell_ready", shell_ready)
+    app = GuestApp(TOKEN, worker=CountingWorker())
+    first = threading.Thread(target=app.readiness, name="first")
+    first.start()
+    assert inside.wait(5)
+    answers = []
+    second = threading.Thread(target=lambda: answers.append(app.readiness()["shell"]), name="second")
+    second.start()
+    time.sleep(0.2)
+    assert second.is_alive()  # waiting for the first walk, not walking
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert walks == ["first"] and answers == [True]
+    assert app.readiness()["ready"] is True and walks == ["first"]  # seen once: never walked again
