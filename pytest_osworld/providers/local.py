@@ -80,6 +80,7 @@ from pytest_osworld.providers.local_processes import (
     describe_exit,
     kill_and_wait,
     process_start,
+    sandbox_nice,
     set_sandbox_nice,
     sweep_stale_runs,
     write_run_record,
@@ -440,7 +441,10 @@ class LocalProvider(Provider):
         if spare is None:
             return None
         self._session = spare
-        set_sandbox_nice(spare.proc.pid, 0)
+        if not set_sandbox_nice(spare.proc.pid, 0) and sandbox_nice(spare.proc.pid) not in (None, 0):
+            self._kill(spare)  # it would run the task at the spare's low weight
+            self._session = None
+            return None
         spare.started = time.monotonic()
         try:
             return spare, self._wait_ready(spare)

@@ -527,16 +527,10 @@ def test_blocking_calls_skip_late_replies(peer_factory: Callable[..., FakePeer])
     conn.close()
 
 
-def test_applications_reached_through_the_bus_are_never_asked_getall(
-    peer_factory: Callable[..., FakePeer], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Qt 5.15's bridge reads a second argument of ``Properties.GetAll`` that the call does
-    not have, and VLC segfaulted when a walk asked it while it started. An application that
-    gives no peer-to-peer address (Qt's bridge) is walked with one ``Get`` per property."""
-    from pytest_osworld.guest import a11y_dbus, a11y_dbus_node
-    from pytest_osworld.guest.a11y_xml import Limits
-
-    app = ":1.5"
+def _bus_of_empty_apps(apps: list[tuple[str, str]], name_of: Callable[[], str]) -> Callable[..., Any]:
+    """A scripted accessibility bus listing ``apps`` (bus name, root path), each an empty
+    application reached only through the bus (no peer-to-peer address, no ``GetAll``), the
+    object asked named by ``name_of()``."""
 
     def bus(member: str, args: tuple[Any, ...]) -> Any:
         if member == "Hello":
@@ -544,9 +538,9 @@ def test_applications_reached_through_the_bus_are_never_asked_getall(
         if member in ("GetApplicationBusAddress", "GetAll"):
             return None  # no peer-to-peer address; GetAll would crash a Qt application
         if member == "GetChildren":
-            return ("a(so)", ([(app, "/org/a11y/atspi/accessible/root")],))
+            return ("a(so)", (apps,))
         if member == "Get":
-            values = {"Name": GLib.Variant("s", "vlc"), "ChildCount": GLib.Variant("i", 0)}
+            values = {"Name": GLib.Variant("s", name_of()), "ChildCount": GLib.Variant("i", 0)}
             return ("v", (values.get(args[1], GLib.Variant("s", "")),))
         if member == "GetAttributes":
             return ("a{ss}", ({},))
@@ -557,6 +551,20 @@ def test_applications_reached_through_the_bus_are_never_asked_getall(
         if member == "GetInterfaces":
             return ("as", (["org.a11y.atspi.Accessible", "org.a11y.atspi.Application"],))
         return None
+
+    return bus
+
+
+def test_applications_reached_through_the_bus_are_never_asked_getall(
+    peer_factory: Callable[..., FakePeer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Qt 5.15's bridge reads a second argument of ``Properties.GetAll`` that the call does
+    not have, and VLC segfaulted when a walk asked it while it started. An application that
+    gives no peer-to-peer address (Qt's bridge) is walked with one ``Get`` per property."""
+    from pytest_osworld.guest import a11y_dbus, a11y_dbus_node
+    from pytest_osworld.guest.a11y_xml import Limits
+
+    bus = _bus_of_empty_apps([(":1.5", "/org/a11y/atspi/accessible/root")], lambda: "vlc")
 
     monkeypatch.setattr(a11y_dbus_node, "_ASKERS", {})
     monkeypatch.setattr(a11y_dbus, "ADDRESS_CACHE", {})
@@ -579,29 +587,8 @@ def test_a_walk_for_one_application_reads_only_its_name_from_the_others(
     names = {"/vlc": "vlc", "/shell": "gnome-shell"}
     peers: list[FakePeer] = []
 
-    def bus(member: str, args: tuple[Any, ...]) -> Any:
-        path = peers[0].paths[-1]
-        if member == "Hello":
-            return ("s", (":1.9",))
-        if member in ("GetApplicationBusAddress", "GetAll"):
-            return None
-        if member == "GetChildren":
-            return ("a(so)", ([(":1.5", "/vlc"), (":1.6", "/shell")],))
-        if member == "Get":
-            values = {
-                "Name": GLib.Variant("s", names.get(path, "desktop")),
-                "ChildCount": GLib.Variant("i", 0),
-            }
-            return ("v", (values.get(args[1], GLib.Variant("s", "")),))
-        if member == "GetAttributes":
-            return ("a{ss}", ({},))
-        if member == "GetRole":
-            return ("u", (75,))
-        if member == "GetState":
-            return ("au", ([0, 0],))
-        if member == "GetInterfaces":
-            return ("as", (["org.a11y.atspi.Accessible", "org.a11y.atspi.Application"],))
-        return None
+    apps = [(":1.5", "/vlc"), (":1.6", "/shell")]
+    bus = _bus_of_empty_apps(apps, lambda: names.get(peers[0].paths[-1], "desktop"))
 
     monkeypatch.setattr(a11y_dbus_node, "_ASKERS", {})
     monkeypatch.setattr(a11y_dbus, "ADDRESS_CACHE", {})
