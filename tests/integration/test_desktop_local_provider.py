@@ -134,6 +134,26 @@ def test_the_next_restore_takes_the_warm_spare_and_stop_ends_both(tmp_path_facto
     assert processes_naming(work) == []
 
 
+def test_a_spare_that_keeps_its_low_weight_is_not_used(tmp_path_factory, monkeypatch):
+    """A spare whose CPU weight cannot be set back (a kernel or policy that refuses) would
+    run the task at nice 19; it is killed and a cold start takes its place."""
+    from pytest_osworld.providers import local
+
+    provider = make_provider("itest-weight", tmp_path_factory)
+    try:
+        provider.restore("init_state")
+        spare = provider._spare
+        assert spare is not None
+        monkeypatch.setattr(local, "set_sandbox_nice", lambda pid, nice, timeout=2.0: False)
+        monkeypatch.setattr(local, "sandbox_nice", lambda pid: local.SPARE_NICE)
+        env = provider.restore("init_state")
+        assert env.extra["warm_spare"] is False
+        assert spare.proc.poll() is not None  # killed
+        assert env.guest.health()["ready"] is True
+    finally:
+        provider.stop()
+
+
 @pytest.mark.parametrize("part", ["sandbox", "xvfb"])
 def test_a_spare_that_broke_while_waiting_is_replaced_by_a_cold_start(tmp_path_factory, part):
     from pytest_osworld.client import GuestClient
