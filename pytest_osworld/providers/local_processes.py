@@ -234,12 +234,15 @@ def set_sandbox_nice(pid: int, nice: int, timeout: float = 2.0) -> bool:
 
 
 def _session_member(pid: int, ours: str | None) -> int | None:
-    """A process under ``pid`` in another autogroup than ``ours`` (the sandbox's session)."""
+    """A process under ``pid`` in another autogroup than ``ours`` (the sandbox's session);
+    None at once when ours is unknown (no autogroups)."""
+    if ours is None:
+        return None
     todo = [pid]
     while todo:
         current = todo.pop()
         group = _autogroup(current)
-        if group is not None and ours is not None and group != ours:
+        if group is not None and group != ours:
             return current
         todo.extend(child for child, _started in children_of(current))
     return None
