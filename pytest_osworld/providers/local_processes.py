@@ -198,11 +198,21 @@ class Spawner:
 
 
 def _autogroup(pid: int | str) -> str | None:
-    """The scheduler autogroup of a process (``/autogroup-N``), or None if unknown."""
+    """The scheduler autogroup of a process (``/autogroup-N``), or None if it has none of
+    its own: the kernel's default group, which prints nothing (processes that never
+    started a session, such as a runner started by pid 1), or no autogroups at all."""
     try:
         return Path(f"/proc/{pid}/autogroup").read_text().split()[0]
     except (OSError, IndexError):
         return None
+
+
+def _autogroups_enabled() -> bool:
+    """Whether the kernel weighs sessions as autogroups (``kernel.sched_autogroup_enabled``)."""
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return False
 
 
 def set_sandbox_nice(pid: int, nice: int, timeout: float = 2.0) -> bool:
@@ -213,9 +223,11 @@ def set_sandbox_nice(pid: int, nice: int, timeout: float = 2.0) -> bool:
     counts as one contender whatever runs in it; its autogroup's nice value weighs it.
     Raising the value needs no privilege, nor does lowering it back to 0; the kernel
     refuses changes less than 0.1 s apart (``EAGAIN``), which are retried. Waits up to
-    ``timeout`` for the sandbox's session to exist. False where autogroups are off or
-    unreadable: then nothing changes, and nothing else depends on it.
+    ``timeout`` for the sandbox's session to exist. False where autogroups are off:
+    then nothing changes, and nothing else depends on it.
     """
+    if not _autogroups_enabled():
+        return False
     ours = _autogroup("self")
     deadline = time.monotonic() + timeout
     while True:
@@ -227,17 +239,16 @@ def set_sandbox_nice(pid: int, nice: int, timeout: float = 2.0) -> bool:
             except BlockingIOError:
                 pass  # another change in the last 0.1 s, anywhere on the machine
             except OSError:
-                return False  # autogroups off, or the process just ended
-        if ours is None or time.monotonic() >= deadline:
+                return False  # the process just ended
+        if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
 
 
 def _session_member(pid: int, ours: str | None) -> int | None:
-    """A process under ``pid`` in another autogroup than ``ours`` (the sandbox's session);
-    None at once when ours is unknown (no autogroups)."""
-    if ours is None:
-        return None
+    """A process under ``pid`` with an autogroup of its own other than ``ours`` (the
+    sandbox's session), or None. ``ours`` is None where this process is in the kernel's
+    default group: then any autogroup is another one."""
     todo = [pid]
     while todo:
         current = todo.pop()
@@ -251,6 +262,8 @@ def _session_member(pid: int, ours: str | None) -> int | None:
 def sandbox_nice(pid: int) -> int | None:
     """The nice value of the autogroup of the sandbox under ``pid`` (what
     :func:`set_sandbox_nice` set), or None where autogroups are off or it is gone."""
+    if not _autogroups_enabled():
+        return None
     member = _session_member(pid, _autogroup("self"))
     if member is None:
         return None
