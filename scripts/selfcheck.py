@@ -12,8 +12,10 @@ Where OSWorld's examples are at hand (``../shared/osworld/examples``, or the fol
 xfail), and noop must score 0 on every one of them, known-broken ones included (prove runs
 noop without the known-broken file).
 
-The tasks that need GNOME Shell (``tasks_gnome/``) are proven the same way on the gnome
-session (``--provider-arg session=gnome``).
+All of these run on the default desktop, the gnome session. The tasks that need GNOME
+Shell (``tasks_gnome/``) are proven the same way, naming the session
+(``--provider-arg session=gnome``) so that they keep it whatever the default. So that the
+lighter ``openbox`` session stays proven, the own os and Calc tasks are proven on it too.
 
 The main command's replay runs a second time as three shards (``--shard K/3``) in three
 processes, merged with ``pytest-osworld merge``: every task's outcome and score, and the
@@ -49,6 +51,8 @@ from pytest_osworld.prove import (
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "tasks" / "osworld_solutions.json"
 KNOWN_BROKEN = ROOT / "tasks" / "osworld_known_broken.txt"
+#: The own tasks also proven on the openbox session.
+OPENBOX_TASKS = ["tasks/os", "tasks/libreoffice_calc"]
 
 #: Outcomes and scores of each task of a run (its repeats in order), from a JUnit report.
 Results = dict[str, list[tuple[str, float | None]]]
@@ -167,6 +171,12 @@ def main(argv: list[str]) -> int:
         problems += check("tasks_gnome", ["tasks_gnome"], gnome, work / "tasks_gnome")
         problems += [
             f"tasks_gnome replay raised: {step}" for step in raised_steps(work / "tasks_gnome" / "replay")
+        ]
+        # The lighter session, on a few tasks: it keeps working.
+        openbox = ["--provider-arg", "session=openbox", *argv]
+        problems += check("tasks_openbox", OPENBOX_TASKS, openbox, work / "tasks_openbox")
+        problems += [
+            f"tasks_openbox replay raised: {step}" for step in raised_steps(work / "tasks_openbox" / "replay")
         ]
         examples = osworld_examples()
         if examples is None:

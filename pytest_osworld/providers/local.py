@@ -2,12 +2,13 @@
 
 Each environment is one bubblewrap sandbox: uid 1000 (``user``) in its own user, PID,
 IPC and UTS namespaces, private tmpfs ``/home`` and ``/tmp``, no network unless
-``ProviderConfig.network`` is set, and inside it Xvfb (1920x1080x24), openbox, a D-Bus
-session with the AT-SPI bus, and the guest server on a unix socket in a bind-mounted
-control directory. A snapshot is a home-directory template built once per run (under a
-file lock, in a cache directory) by ``local_desktop/build_template.sh``; restoring kills
-the whole sandbox (its PID namespace goes with it) and starts a fresh one from the
-template. Readiness is the guest's ``/health``, never a fixed sleep.
+``ProviderConfig.network`` is set, and inside it Xvfb (1920x1080x24), the session's
+window manager (GNOME Shell by default, or openbox), a D-Bus session with the AT-SPI
+bus, and the guest server on a unix socket in a bind-mounted control directory. A
+snapshot is a home-directory template built once per run (under a file lock, in a cache
+directory) by ``local_desktop/build_template.sh``; restoring kills the whole sandbox
+(its PID namespace goes with it) and starts a fresh one from the template. Readiness is
+the guest's ``/health``, never a fixed sleep.
 
 A pytest process that dies without cleaning up (SIGKILL, a crashed xdist worker) takes its
 sandboxes with it (``--die-with-parent``) but leaves its work folder (control sockets,
@@ -33,9 +34,9 @@ Options read from ``ProviderConfig.options`` (all strings):
     :data:`DEFAULT_TIMEZONE`, the same on every host so that scores do not depend on
     where the run happens). ``timedatectl`` in the desktop reports and changes it.
 ``session``
-    ``openbox`` (default): a bare window manager that maximizes every window; or
-    ``gnome``: GNOME Shell on X11 made to look like Ubuntu 22.04's session (top bar, a
-    fixed dock on the left, Yaru), as OSWorld's image has it.
+    ``gnome`` (default): GNOME Shell on X11 made to look like Ubuntu 22.04's session
+    (top bar, a fixed dock on the left, Yaru), as OSWorld's image has it; or ``openbox``:
+    a bare window manager that maximizes every window, lighter.
 
 This module owns the options and the provider's lifecycle (start, restore, stop, one
 sandbox session at a time). The pieces live beside it: the bwrap command line and session
@@ -143,11 +144,10 @@ SPARE_NICE = 19
 #: The desktop's time zone unless ``timezone`` says otherwise. Not UTC: OSWorld's
 #: ``os/b6781586`` asks the agent to set UTC+0, which must not already hold.
 DEFAULT_TIMEZONE = "Asia/Hong_Kong"
-#: The desktop session unless ``session`` says otherwise. ``gnome``, OSWorld's look, meets
-#: its budgets (the main command at ``-n 2`` takes 1.21 times as long on it) but is not the
-#: default yet: parity and the self-check have not run on it as the default in CI
-#: (docs/desktop.md, "Sessions").
-DEFAULT_SESSION = "openbox"
+#: The desktop session unless ``session`` says otherwise: ``gnome``, OSWorld's look (GNOME
+#: Shell with Ubuntu's dock and top bar). ``openbox`` is lighter: the main command at
+#: ``-n 2`` takes 1.21 times as long on gnome (docs/desktop.md, "Sessions").
+DEFAULT_SESSION = "gnome"
 #: Where the time zones a desktop can be set to are.
 ZONEINFO = Path("/usr/share/zoneinfo")
 

@@ -115,13 +115,12 @@ def test_thunderbird_opens_from_the_dock(gnome: LocalProvider) -> None:
 
 
 def test_desktop_env_reset_shows_the_shell(tmp_path: Path) -> None:
-    """OSWorld's front door on the gnome session: the first observation after ``reset()``
-    already has the top bar and the dock, on screen and in the tree (no waiting)."""
+    """OSWorld's front door on the default provider (the gnome session): the first
+    observation after ``reset()`` already has the top bar and the dock, on screen and in
+    the tree (no waiting)."""
     from pytest_osworld.env import DesktopEnv
 
-    env = DesktopEnv(
-        action_space="pyautogui", results_dir=tmp_path / "results", provider_options={"session": "gnome"}
-    )
+    env = DesktopEnv(action_space="pyautogui", results_dir=tmp_path / "results")
     try:
         observation = env.reset()
     finally:

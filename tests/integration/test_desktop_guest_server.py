@@ -80,7 +80,7 @@ def test_health_reports_every_component_ready(env):
     state = env.guest.health()
     assert state["ready"] is True
     assert (state["x"], state["atspi"], state["worker"], state["shell"]) == (True, True, True, True)
-    assert state["wm"] == "Openbox"  # the default session's window manager
+    assert state["wm"] == "GNOME Shell"  # the default session's window manager
 
 
 def test_execute_returns_stdout_and_exit_code(env):

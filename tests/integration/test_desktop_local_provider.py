@@ -73,6 +73,21 @@ def test_restore_gives_a_ready_desktop(provider):
     assert env.client_password == "password"
 
 
+def test_the_openbox_session_keeps_the_desktop_without_the_shell(tmp_path_factory):
+    """``session=openbox``, the lighter desktop that was the default: ready, openbox as
+    the window manager, no GNOME Shell on screen or in the tree."""
+    provider = make_provider("itest-openbox", tmp_path_factory, options={"session": "openbox"})
+    try:
+        assert "openbox session" in provider.describe()
+        env = provider.restore("init_state")
+        health = env.guest.health()
+        assert (health["ready"], health["wm"]) == (True, "Openbox")
+        assert "gnome-shell" not in env.guest.execute(["ps", "-eo", "comm"]).output
+        assert '<application name="gnome-shell">' not in env.guest.accessibility_tree()
+    finally:
+        provider.stop()
+
+
 def test_a_file_from_one_task_is_gone_after_the_next_restore(provider):
     first = provider.restore("init_state")
     first.guest.execute("echo left-over > ~/Desktop/stale.txt; echo x > /tmp/stale", shell=True)

@@ -24,8 +24,8 @@ def test_options_defaults_and_parsing(tmp_path):
     assert options.ready_timeout == 12.5
     assert options.rebuild_template is True
     assert LocalOptions.parse({}).ready_timeout == 60.0
-    assert LocalOptions.parse({}).session == "openbox"
-    assert LocalOptions.parse({"session": "gnome"}).session == "gnome"
+    assert LocalOptions.parse({}).session == "gnome"
+    assert LocalOptions.parse({"session": "openbox"}).session == "openbox"
 
 
 @pytest.mark.parametrize(
@@ -121,7 +121,7 @@ def test_support_files_exist_and_are_executable():
 
 def test_describe_and_restore_before_start(tmp_path):
     provider = LocalProvider(ProviderConfig(worker_id="gw0", options={"cache_dir": str(tmp_path)}))
-    assert provider.describe() == "local (bubblewrap + Xvfb 1920x1080, openbox session, no network)"
+    assert provider.describe() == "local (bubblewrap + Xvfb 1920x1080, gnome session, no network)"
     from pytest_osworld.errors import EnvironmentFailure
 
     with pytest.raises(EnvironmentFailure, match="restore\\(\\) called before start\\(\\)"):
