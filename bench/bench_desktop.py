@@ -7,7 +7,7 @@ the median (on a shared machine the gap between them is time spent waiting for a
 A median over its target says MISS; one without a target that is slower than OSWorld's
 says BEHIND. The last lines name the guest's PNG encoder and the screenshot's size.
 
-    .venv/bin/python bench/bench_desktop.py [--runs N] [--live] [--session openbox|gnome]
+    .venv/bin/python bench/bench_desktop.py [--runs N] [--live] [--session gnome|openbox]
                                             [--task-seconds S]
 
 Restores are timed as a run meets them: each one follows a task's worth of time
@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 from pytest_osworld.live.session import LiveView
 from pytest_osworld.providers.base import ProviderConfig
-from pytest_osworld.providers.local import LocalProvider
+from pytest_osworld.providers.local import DEFAULT_SESSION, LocalProvider
 
 # name: (OSWorld's median in seconds, where it comes from, our target in seconds)
 OSWORLD = {
@@ -63,7 +63,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--live", action="store_true", help="with a live view nobody watches")
-    parser.add_argument("--session", default="openbox", help="the local desktop's session (openbox, gnome)")
+    parser.add_argument(
+        "--session", default=DEFAULT_SESSION, help="the local desktop's session (gnome, openbox)"
+    )
     parser.add_argument(
         "--task-seconds", type=float, default=5.0, help="time between a restore and the next, as a task's"
     )
