@@ -11,7 +11,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -120,13 +119,12 @@ def test_two_environments_cannot_see_each_others_files_or_processes(provider, tm
 
 def test_the_next_restore_takes_the_warm_spare_and_stop_ends_both(tmp_path_factory):
     from pytest_osworld.providers.local import SPARE_NICE
-    from pytest_osworld.providers.local_processes import processes_naming, sandbox_nice
+    from pytest_osworld.providers.local_processes import _autogroups_enabled, processes_naming, sandbox_nice
 
     provider = make_provider("itest-spare", tmp_path_factory)
     work = provider._work
     assert work is not None
-    autogroups = Path("/proc/sys/kernel/sched_autogroup_enabled")
-    weighed = autogroups.exists() and autogroups.read_text().strip() == "1"
+    weighed = _autogroups_enabled()
     try:
         first = provider.restore("init_state")
         assert first.extra["warm_spare"] is False

@@ -12,17 +12,14 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from pytest_osworld.providers import local_processes
 from pytest_osworld.providers.local_processes import sandbox_nice, set_sandbox_nice
 
-ENABLED = Path("/proc/sys/kernel/sched_autogroup_enabled")
 pytestmark = pytest.mark.skipif(
-    not ENABLED.exists() or ENABLED.read_text().strip() != "1",
-    reason="this kernel does not weigh sessions as autogroups",
+    not local_processes._autogroups_enabled(), reason="this kernel does not weigh sessions as autogroups"
 )
 
 
