@@ -54,6 +54,41 @@ def _descendants(node: Any) -> Iterator[Any]:
             yield from _descendants(child)
 
 
+def _placed(
+    node: Any,
+    role: str,
+    name: str,
+    partial: bool,
+    checked: bool | None,
+    bounds: Any,
+    origin: tuple[int, int],
+    app: str,
+) -> Element | None:
+    """``node`` placed on screen if it is the element asked for and lies inside the frame
+    (``bounds``, window-relative like the node's own extents), else None."""
+    import pyatspi
+
+    node_name = node.name or ""
+    if node.getRoleName() != role or not (name in node_name if partial else node_name == name):
+        return None
+    states = node.getState()
+    if checked is not None and states.contains(pyatspi.STATE_CHECKED) != checked:
+        return None
+    box = node.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+    inside = (
+        box.x >= 0
+        and box.y >= 0
+        and box.x + box.width <= bounds.width
+        and box.y + box.height <= bounds.height
+    )
+    if box.width <= 0 or box.height <= 0 or not inside:
+        return None
+    state_names = frozenset(pyatspi.stateToString(s) for s in states.getStates())
+    return Element(
+        role, node_name, origin[0] + box.x, origin[1] + box.y, box.width, box.height, app, state_names
+    )
+
+
 def gtk4_elements(
     role: str, name: str, *, app: str, window: str, partial: bool = False, checked: bool | None = None
 ) -> list[Element]:
@@ -62,7 +97,7 @@ def gtk4_elements(
     whose name contains ``app``, placed on screen; ``checked`` filters on the checked state."""
     import pyatspi
 
-    windows = find_windows(window)
+    windows = [w for w in find_windows(window) if w.title == window]
     if not windows:
         return []
     origin_x, origin_y = _frame_origin(windows[0].window_id)
@@ -75,33 +110,14 @@ def gtk4_elements(
                 continue
             bounds = frame.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
             for node in _descendants(frame):
-                node_name = node.name or ""
-                if node.getRoleName() != role or not (name in node_name if partial else node_name == name):
-                    continue
-                states = node.getState()
-                if checked is not None and states.contains(pyatspi.STATE_CHECKED) != checked:
-                    continue
-                box = node.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
-                inside = (
-                    box.x >= 0
-                    and box.y >= 0
-                    and box.x + box.width <= bounds.width
-                    and box.y + box.height <= bounds.height
-                )
-                if box.width > 0 and box.height > 0 and inside:
-                    state_names = frozenset(pyatspi.stateToString(s) for s in states.getStates())
-                    found.append(
-                        Element(
-                            role,
-                            node_name,
-                            origin_x + box.x,
-                            origin_y + box.y,
-                            box.width,
-                            box.height,
-                            application.name,
-                            state_names,
-                        )
+                try:
+                    element = _placed(
+                        node, role, name, partial, checked, bounds, (origin_x, origin_y), application.name
                     )
+                except Exception:  # a node gone mid-walk (a page being swapped): not found
+                    continue
+                if element is not None:
+                    found.append(element)
     return found
 
 
