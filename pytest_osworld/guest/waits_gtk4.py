@@ -2,8 +2,8 @@
 
 GTK 4.8's accessibility tree places every element relative to its window's frame, not
 on the screen, and marks none of them "showing"; so :mod:`.waits`, which keeps only
-elements showing on screen, never finds them (nor does OSWorld's tree on Ubuntu 22.04,
-whose GTK 4.6 behaves alike). Here an element is placed on the screen by adding the
+elements showing on screen, never finds them (Ubuntu 22.04's GTK 4.6 should behave
+alike; not checked). Here an element is placed on the screen by adding the
 window's position: the X window's origin plus its client-side shadow
 (``_GTK_FRAME_EXTENTS``). An element counts when it has a size and lies inside the frame
 (pages of a stack that are not shown have no size; rows scrolled out of view lie outside).
