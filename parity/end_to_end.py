@@ -9,14 +9,15 @@ Groups (one row each):
 ``own reference``        our own tasks, their reference ``solution`` played through
                          OSWorld's ``DesktopEnv.step``.
 
-Each case: a fresh local desktop, OSWorld's ``reset`` (its setup controller), the actions
-(OSWorld's ``step``), OSWorld's ``evaluate``, then our plugin's evaluation of the same
-trajectory on the same final state (see :mod:`parity.e2e_run` for why). Scores must be
-equal within 1e-6. A case where OSWorld's side raises is "not compared", with the
-exception as the reason (its runner would record 0). ``--quick`` runs a handful of cases
-per group; the full mode runs every OSWorld no-URL task and every own task with noop, and
-the reference solutions of the quick own-task selection only (all 42 solutions do not fit
-the CI budget; ``--groups "own reference" --full-reference`` runs them all).
+Each case (on one of two desktops side by side, ``--desktops``): a fresh local desktop,
+OSWorld's ``reset`` (its setup controller), the actions (OSWorld's ``step``), OSWorld's
+``evaluate``, then our plugin's evaluation of the same trajectory on the same final
+state (see :mod:`parity.e2e_run` for why). Scores must be equal within 1e-6. A case
+where OSWorld's side raises is "not compared", with the exception as the reason (its
+runner would record 0). ``--quick`` runs a handful of cases per group; the full mode runs
+every OSWorld no-URL task and every own task with noop, and the reference solutions of
+the quick own-task selection only (all 42 solutions do not fit the CI budget;
+``--groups "own reference" --full-reference`` runs them all).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,9 @@ QUICK_OSWORLD = (
     "os/13584542-872b-42d8-b299-866967b5c3ef",
     "os/28cc3b7e-b194-4bc9-8353-d04c0f4d56d2",
 )
+#: Desktops run side by side, each with its own OSWorld ``DesktopEnv``: the cases are
+#: independent, and one desktop leaves a core idle while it waits for windows and files.
+DESKTOPS = 2
 #: ``--quick``'s own tasks (noop and reference): short, single-application tasks.
 QUICK_OWN = 3
 
@@ -158,30 +164,45 @@ def run(
     full_reference: bool,
     progress: Callable[[str], None] = print,
     only: str = "",
+    desktops: int = DESKTOPS,
 ) -> dict[str, Any]:
-    """Build the oracle venv, run every planned case on one desktop, return the report."""
+    """Build the oracle venv, run every planned case on ``desktops`` desktops side by side
+    (each with its own OSWorld ``DesktopEnv``), return the report in the planned order."""
     from parity.oracle_venv import ensure_oracle_venv
 
     started = time.monotonic()
     wanted = [part for part in only.split(",") if part] or [""]
     cases = [case for case in plan(quick, groups, full_reference) if any(w in case[1].name for w in wanted)]
     oracle_python = ensure_oracle_venv(ROOT)
-    progress(f"end_to_end: {len(cases)} cases; starting the local desktop and OSWorld's DesktopEnv")
-    session = E2ESession(oracle_python, ROOT / "tasks")
-    results: list[tuple[str, E2ETask, CaseResult]] = []
-    try:
-        for index, (group, task, actions) in enumerate(cases, 1):
-            trajectory = "noop" if actions == ["DONE"] else f"reference ({len(actions)} actions)"
-            res = session.run_case(task, trajectory, actions)
-            results.append((group, task, res))
-            verdict = "raised" if res.oracle_error else ("agree" if res.agree else "DISAGREE")
-            progress(
-                f"[{index}/{len(cases)}] {group} {task.name}: ours={res.ours} oracle={res.oracle} "
-                f"{verdict} ({res.seconds:.1f} s){' ' + res.oracle_error[:120] if res.oracle_error else ''}"
-            )
-    finally:
-        session.close()
-    return report(results, documented_names(ROOT), time.monotonic() - started)
+    lanes = max(1, min(desktops, len(cases)))
+    progress(f"end_to_end: {len(cases)} cases on {lanes} desktop(s), each with OSWorld's DesktopEnv")
+    results: dict[int, tuple[str, E2ETask, CaseResult]] = {}
+    lock = threading.Lock()
+
+    def lane(indexes: list[int]) -> None:
+        session = E2ESession(oracle_python, ROOT / "tasks")
+        try:
+            for index in indexes:
+                group, task, actions = cases[index]
+                trajectory = "noop" if actions == ["DONE"] else f"reference ({len(actions)} actions)"
+                res = session.run_case(task, trajectory, actions)
+                verdict = "raised" if res.oracle_error else ("agree" if res.agree else "DISAGREE")
+                with lock:
+                    results[index] = (group, task, res)
+                    progress(
+                        f"[{len(results)}/{len(cases)}] {group} {task.name}: ours={res.ours} "
+                        f"oracle={res.oracle} {verdict} ({res.seconds:.1f} s)"
+                        f"{' ' + res.oracle_error[:120] if res.oracle_error else ''}"
+                    )
+        finally:
+            session.close()
+
+    with ThreadPoolExecutor(max_workers=lanes) as pool:
+        done = [pool.submit(lane, list(range(k, len(cases), lanes))) for k in range(lanes)]
+        for future in done:
+            future.result()  # a lane's desktop that broke fails the level, as it did with one
+    ordered = [results[index] for index in sorted(results)]
+    return report(ordered, documented_names(ROOT), time.monotonic() - started)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a handful of cases per group")
     parser.add_argument("--groups", default=",".join(GROUPS), help=f"comma-separated subset of {GROUPS}")
     parser.add_argument("--full-reference", action="store_true", help="every own reference solution")
+    parser.add_argument(
+        "--desktops", type=int, default=DESKTOPS, help=f"desktops side by side (default {DESKTOPS})"
+    )
     parser.add_argument(
         "--only",
         default="",
@@ -202,7 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown group(s) {unknown}; choose from {GROUPS}")
     result = run(
-        args.quick, groups, args.full_reference, progress=lambda line: print(line, flush=True), only=args.only
+        args.quick,
+        groups,
+        args.full_reference,
+        progress=lambda line: print(line, flush=True),
+        only=args.only,
+        desktops=args.desktops,
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

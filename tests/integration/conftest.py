@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from pytest_osworld.providers.base import ProviderConfig
-from pytest_osworld.providers.local import LocalProvider
+from pytest_osworld.providers.local import DEFAULT_SESSION, LocalProvider
 
 
 def _started_provider(
@@ -35,8 +35,15 @@ def desktop(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterato
 
 
 @pytest.fixture(scope="session")
-def gnome(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[LocalProvider]:
-    """A started local desktop provider on the ``gnome`` session (GNOME Shell)."""
+def gnome(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> Iterator[LocalProvider]:
+    """A started local desktop provider on the ``gnome`` session (GNOME Shell): the
+    ``desktop`` one while gnome is the default session, so that a worker does not keep two
+    such desktops (and their warm spares) running all session."""
+    if DEFAULT_SESSION == "gnome":
+        yield request.getfixturevalue("desktop")
+        return
     yield from _started_provider(tmp_path_factory, worker_id, "gnome", {"session": "gnome"})
 
 
