@@ -12,6 +12,7 @@ import pytest
 
 from pytest_osworld.env import DesktopCrashed, DesktopEnv
 from pytest_osworld.env.gym_env import DesktopGymEnv
+from pytest_osworld.providers.local_processes import process_start
 
 pytestmark = pytest.mark.desktop
 
@@ -83,13 +84,17 @@ def kill_desktop(others: set[int]) -> None:
     """SIGKILL the env's desktop sandbox and wait until none of its processes runs any more.
 
     ``others`` are the sandboxes that ran before the env started: under xdist the worker
-    also holds the session's shared desktop, which must not be the one killed.
+    also holds the session's shared desktop, which must not be the one killed. Of the env's
+    own two (its desktop and the warm spare started after it), the one started first is
+    its desktop: by start time, not PID, since PIDs wrap around in a long run (CI killed
+    the spare once, and the step it expected to fail passed).
 
     The kill is asynchronous: the guest server inside can answer one more request while the
     PID namespace is torn down, so the test waits for the teardown before it steps again.
     """
     victims = [pid for pid in sandboxes(os.getpid()) if pid not in others]
     assert victims, "no desktop sandbox of the env is running under this test"
+    victims.sort(key=lambda pid: int(process_start(pid) or 0))
     doomed = _descendants(victims[0])
     os.kill(victims[0], signal.SIGKILL)
     deadline = time.monotonic() + 20
