@@ -287,12 +287,19 @@ def _show(action: Any) -> str:
 
 
 def prove(
-    paths: Sequence[str], options: Sequence[str], with_mutations: bool, work: Path, *, stream: bool = False
+    paths: Sequence[str],
+    options: Sequence[str],
+    with_mutations: bool,
+    work: Path,
+    *,
+    stream: bool = False,
+    with_noop: bool = True,
 ) -> list[str]:
     """Prove the tasks under ``paths``; one output line per task (PROVEN, FAILED or KNOWN
     BROKEN; the count line is the caller's). The runs' JUnit reports and results folders
     stay in ``work`` (``replay.xml``, ``replay/``, ``noop.xml``, ...); ``stream`` shows
-    pytest's output (:func:`run_pytest`)."""
+    pytest's output (:func:`run_pytest`). ``with_noop=False`` leaves out the noop run, for
+    a caller whose tasks' noop is checked elsewhere."""
     import pytest
 
     from pytest_osworld.assets import AssetCache
@@ -322,7 +329,7 @@ def prove(
         replay = run_pytest("replay", "replay", clean_files, options, work, stream=stream)
         # Doing nothing must score 0 on a known-broken task too: no xfail for noop.
         noop_options = [*options, "--known-broken="]
-        noop = run_pytest("noop", "noop", clean_files, noop_options, work, stream=stream)
+        noop = run_pytest("noop", "noop", clean_files, noop_options, work, stream=stream) if with_noop else {}
         rounds: list[dict[str, tuple[Path, str, Mutation]]] = []
         for lint in clean:
             replayed, reason = replay_verdict(replay.get(lint.name))
@@ -334,7 +341,8 @@ def prove(
                 _add_to_rounds(
                     rounds, lint.path, lint.name, solution_key(lint.task), mutations(lint.task.solution)
                 )
-            problems += [f"noop {problem}" for problem in noop_verdict(noop.get(lint.name))]
+            if with_noop:
+                problems += [f"noop {problem}" for problem in noop_verdict(noop.get(lint.name))]
         base = without_option(options, "--solutions")
         for k, round_ in enumerate(rounds, start=1):
             solutions_path = work / f"mutations-{k}.json"

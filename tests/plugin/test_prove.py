@@ -84,6 +84,20 @@ def test_a_noop_that_passes(pytester: pytest.Pytester, write_task: Any, capsys: 
     assert code == 1
 
 
+def test_without_noop_only_the_replay_runs(pytester: pytest.Pytester, write_task: Any, tmp_path: Path) -> None:
+    """``with_noop=False`` (the self-check's OSWorld replay): the same noop-passing task is
+    proven by its replay alone, and no noop run is made."""
+    from pytest_osworld.prove import prove as prove_paths
+
+    write_task()
+    work = tmp_path / "work"
+    work.mkdir()
+    options = ["--provider-arg=files=/home/user/out.txt=hello"]
+    assert prove_paths(["tasks"], options, False, work, with_noop=False) == [f"PROVEN {NAME}"]
+    assert (work / "replay.xml").is_file()
+    assert not (work / "noop.xml").exists()
+
+
 def test_a_metric_typo_is_a_lint_problem_with_the_suggestion(
     pytester: pytest.Pytester, write_task: Any, capsys: Any
 ) -> None:
