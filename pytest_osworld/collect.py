@@ -157,6 +157,9 @@ class TaskItem(pytest.Function):
         #: Set by the ``osworld_recorder`` fixture: this task's results folder writer (kept
         #: on the item so an interrupted run can still write the task's result).
         self.osworld_recorder: TaskRecorder | None = None
+        #: Set by :class:`~pytest_osworld.fixtures.TaskOrder`: whether another task runs
+        #: after this one in this process (so its restore may start a warm spare).
+        self.osworld_task_follows = True
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """The task file, not ``run_task``, as the location of failures."""

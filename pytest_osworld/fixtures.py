@@ -150,6 +150,20 @@ def osworld_recorder(
     return recorder
 
 
+class TaskOrder:
+    """Tells each task whether another task runs after it in this process, from pytest's
+    ``nextitem`` (under xdist a worker knows its next item, or that none is left, before it
+    runs one): :func:`osworld_env` lets the provider skip preparing a restore nobody asks for."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """Set ``item.osworld_task_follows``; the protocol itself is pytest's."""
+        from pytest_osworld.collect import TaskItem
+
+        if isinstance(item, TaskItem):
+            item.osworld_task_follows = isinstance(nextitem, TaskItem)
+
+
 @pytest.fixture
 def osworld_env(
     request: pytest.FixtureRequest,
@@ -166,6 +180,7 @@ def osworld_env(
             check_assets_available(osworld_task, osworld_assets)
     except NeedsCapability as exc:
         pytest.skip(str(exc))
+    osworld_provider.more_restores = getattr(request.node, "osworld_task_follows", True)
     with timings.phase("restore"):
         environment = osworld_provider.restore(osworld_task.snapshot or "init_state")
     if osworld_live is not None:

@@ -23,6 +23,7 @@ from pytest_osworld import hookspecs
 from pytest_osworld.agent import AGENTS
 from pytest_osworld.fixtures import (  # noqa: F401  (fixtures are found by name)
     NO_AGENT,
+    TaskOrder,
     osworld_agent,
     osworld_assets,
     osworld_context,
@@ -160,6 +161,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(StepProgress(config), "osworld-progress")
     if wants_live(settings):
         config.pluginmanager.register(LiveLinks(config), "osworld-live")
+    config.pluginmanager.register(TaskOrder(), "osworld-task-order")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(settings, config), "osworld-xdist")
 

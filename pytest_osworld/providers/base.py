@@ -60,6 +60,10 @@ class Provider(ABC):
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
+        #: Whether another restore is coming, so that ``restore`` may prepare for it (the
+        #: local provider starts its warm spare). The plugin clears it for a process's last
+        #: task: a spare that nobody takes is a desktop start's CPU spent for nothing.
+        self.more_restores = True
 
     @property
     def live_network(self) -> bool:

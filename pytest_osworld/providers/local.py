@@ -348,7 +348,7 @@ class LocalProvider(Provider):
             session = self._session = self._spawn_session()
             client = self._wait_ready(session)
         ready = time.monotonic() - started
-        if not self.config.network:
+        if not self.config.network and self.more_restores:
             self._spare = self._spawn_session()
             set_sandbox_nice(self._spare.proc.pid, SPARE_NICE)
         width, height = self.config.screen_size

@@ -147,6 +147,27 @@ def test_the_next_restore_takes_the_warm_spare_and_stop_ends_both(tmp_path_facto
     assert processes_naming(work) == []
 
 
+def test_no_spare_is_started_when_no_restore_follows(tmp_path_factory):
+    """``more_restores`` cleared (the plugin's last task in a process): one sandbox only;
+    the restore after it, should one come, is a cold start."""
+    provider = make_provider("itest-last", tmp_path_factory)
+    work = provider._work
+    assert work is not None
+    try:
+        provider.more_restores = False
+        first = provider.restore("init_state")
+        assert provider._spare is None and len(list(work.glob("session-*"))) == 1
+        first.guest.execute("echo used > ~/Desktop/used.txt", shell=True)
+        provider.more_restores = True
+        second = provider.restore("init_state")
+        assert second.extra["warm_spare"] is False
+        assert provider._spare is not None  # one is coming again
+        with pytest.raises(FileNotFoundError):
+            second.guest.read_file("/home/user/Desktop/used.txt")
+    finally:
+        provider.stop()
+
+
 def test_a_spare_that_keeps_its_low_weight_is_not_used(tmp_path_factory, monkeypatch):
     """A spare whose CPU weight cannot be set back (a kernel or policy that refuses) would
     run the task at nice 19; it is killed and a cold start takes its place."""
