@@ -34,3 +34,15 @@ def test_raised_steps_of_passing_tasks_are_listed(tmp_path: Path) -> None:
 def test_clean_runs_list_nothing(tmp_path: Path) -> None:
     _task(tmp_path, "os/ddd", "passed", [[], [], []])
     assert selfcheck.raised_steps(tmp_path) == []
+
+
+def test_osworld_without_its_examples_is_a_problem_not_a_silent_pass(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """``--osworld`` checks OSWorld's tasks only (never our own); their folder missing fails it."""
+    monkeypatch.setenv("OSWORLD_EXAMPLES", str(tmp_path / "absent"))
+    monkeypatch.setattr(selfcheck, "own_tasks", lambda argv, work: ["own tasks were checked"])
+    assert selfcheck.main(["--osworld", "-n", "2"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "selfcheck: --osworld: OSWorld's examples are not here (set OSWORLD_EXAMPLES)"
+    ]
