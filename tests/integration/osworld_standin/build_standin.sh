@@ -58,7 +58,20 @@ WantedBy=multi-user.target
 UNIT
 ln -sf /etc/systemd/system/osworld_server.service "$R/etc/systemd/system/multi-user.target.wants/osworld_server.service"
 
+sync
 umount "$R"
+sync
+# What was written must be in the disk file before it becomes the image. Once (CI,
+# 2026-11-28, under load) an image came out as the plain box: none of the above was in
+# it, so its desktop never started and every task waited 25 minutes for a guest that
+# crashed without X. Read back from the file itself, not through a mount.
+for file in /opt/osworld/lib/pytest_osworld/guest/__main__.py /etc/osworld/token \
+    /etc/systemd/system/osworld_server.service /usr/local/lib/osworld/osworld-standin-server.py; do
+    if ! debugfs -R "stat $file" "$WORK/disk.raw" 2>/dev/null | grep -q '^Inode:'; then
+        log "$file is not in the written disk; the stand-in is not made"
+        exit 1
+    fi
+done
 qemu-img convert -O qcow2 "$WORK/disk.raw" "$OUT.part"
 mv "$OUT.part" "$OUT"
 log "stand-in image $OUT ($(du -h "$OUT" | cut -f1))"
