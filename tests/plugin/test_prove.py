@@ -84,7 +84,9 @@ def test_a_noop_that_passes(pytester: pytest.Pytester, write_task: Any, capsys: 
     assert code == 1
 
 
-def test_without_noop_only_the_replay_runs(pytester: pytest.Pytester, write_task: Any, tmp_path: Path) -> None:
+def test_without_noop_only_the_replay_runs(
+    pytester: pytest.Pytester, write_task: Any, tmp_path: Path
+) -> None:
     """``with_noop=False`` (the self-check's OSWorld replay): the same noop-passing task is
     proven by its replay alone, and no noop run is made."""
     from pytest_osworld.prove import prove as prove_paths
