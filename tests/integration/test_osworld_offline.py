@@ -7,7 +7,7 @@ subprocess (its JUnit report is the evidence):
   the reason named, never an error;
 - the 55 tasks that need neither network nor asset (OSWORLD-CONTRACT.md appendix A,
   category D) run end to end with ``noop`` and fail with score 0 (prove's noop verdict;
-  ``scripts/selfcheck.py`` replays their solutions and leaves their noop to this test);
+  ``scripts/selfcheck.py --osworld`` replays their solutions and leaves their noop to this test);
 - a task whose assets are pre-seeded in the cache runs inside a network namespace of its
   own (no network at all): solved it passes, left alone it fails.
 
@@ -147,8 +147,8 @@ def test_offline_with_an_empty_cache_runs_or_skips_every_task(tmp_path: Path) ->
     On the openbox session: what is checked here is what runs offline and what is skipped,
     which the shell does not change, and each of the 60-odd runs then starts a desktop for
     about a sixth of the CPU time GNOME takes (1.2 s against 7.5 s here).
-    Parity's end-to-end level runs the same tasks with noop on gnome (by hand); the
-    self-check replays their solutions there."""
+    Parity's end-to-end level runs the same tasks with noop on gnome, and
+    ``scripts/selfcheck.py --osworld`` replays their solutions there (both by hand)."""
     cases = run_plugin(
         [
             str(EXAMPLES), "--agent=noop", "--offline", f"--asset-cache={tmp_path / 'empty'}",
@@ -165,7 +165,7 @@ def test_offline_with_an_empty_cache_runs_or_skips_every_task(tmp_path: Path) ->
     category_d = {f"{d}/{prefix}" for d, prefixes in CATEGORY_D.items() for prefix in prefixes}
     ran_d = [c for c in cases if c.task[: c.task.index("/") + 9] in category_d]
     assert len(ran_d) == 55
-    # Doing nothing scores 0 on each, as prove demands (the self-check leaves their noop to this test).
+    # Doing nothing scores 0 on each, as prove demands (selfcheck --osworld leaves it to this test).
     scored = read_cases(tmp_path / "junit.xml")
     wrong = {c.task: noop_verdict(scored.get(c.task)) for c in ran_d}
     assert not {task: why for task, why in wrong.items() if why}, wrong
