@@ -65,8 +65,10 @@ WRONG = [
         "vlc/d2f6e852-5d95-4782-a8e5-d4d66c1dc33b.json",
         2,
         "from pytest_osworld.guest.waits import wait_window, window_geometry\n"
+        "from pytest_osworld.guest.waits_pixels import check_boxes\n"
         "x, y, width, height = window_geometry(wait_window(title='Simple Preferences').window_id)\n"
-        "pyautogui.click(x + 476, y + 502)\npyautogui.hotkey('ctrl', 'a')\n"
+        "preload_mkv_y = check_boxes(x + 39, y + 150, y + height - 40)[1][0]\n"
+        "pyautogui.click(x + 476, preload_mkv_y - 39)\npyautogui.hotkey('ctrl', 'a')\n"
         "pyautogui.write('/home/user/Videos', interval=0.02)\npyautogui.press('tab')",
         "saves the parent folder instead of Videos/Recordings",
     ),

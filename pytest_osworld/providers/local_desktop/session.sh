@@ -9,7 +9,8 @@
 # Environment (set by the provider): HOME, DISPLAY, XDG_RUNTIME_DIR, OSWORLD_CTL (the
 # bind-mounted control dir), OSWORLD_TEMPLATE (the home template, read-only),
 # OSWORLD_SCREEN (WxH), OSWORLD_GUEST_PYTHON (interpreter with pytest_osworld),
-# OSWORLD_TIMEZONE (the IANA time zone), OSWORLD_SESSION (openbox, the default, or gnome).
+# OSWORLD_TIMEZONE (the IANA time zone), OSWORLD_SESSION (gnome or openbox; openbox when
+# unset, as in our Vagrant box).
 set -u
 umask 022
 log() { echo "session: $*" >&2; }
