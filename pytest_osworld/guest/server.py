@@ -212,17 +212,24 @@ class GuestApp(CommandRoutes, FileRoutes):
             state["wm"] = desktop.window_manager_name() if state["x"] else None
         except Exception:
             state["wm"] = None
-        try:
-            state["atspi"] = a11y.registry_alive()
-        except Exception as exc:
-            state["atspi"] = False
-            state["atspi_error"] = str(exc)
-        try:
-            self.worker.ensure_started()
-            state["worker"] = True
-        except Exception as exc:
-            state["worker"] = False
-            state["worker_error"] = str(exc)
+        if not state["x"]:
+            # Without X, AT-SPI's library cannot find its bus and aborts the whole process
+            # (a GLib error, not an exception), and the worker's pyautogui cannot start:
+            # the server stays up and says why instead.
+            state["atspi"] = state["worker"] = False
+            state["atspi_error"] = state["worker_error"] = "no X display"
+        else:
+            try:
+                state["atspi"] = a11y.registry_alive()
+            except Exception as exc:
+                state["atspi"] = False
+                state["atspi_error"] = str(exc)
+            try:
+                self.worker.ensure_started()
+                state["worker"] = True
+            except Exception as exc:
+                state["worker"] = False
+                state["worker_error"] = str(exc)
         state["shell"] = self._shell_ready(state["wm"]) if state["atspi"] else False
         state["ready"] = all(state[key] for key in ("x", "wm", "atspi", "worker", "shell"))
         return state

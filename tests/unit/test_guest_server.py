@@ -410,7 +410,7 @@ def test_the_server_warms_itself_up_to_ready_before_anyone_asks(monkeypatch: pyt
     app = GuestApp(TOKEN, worker=worker)
     app.start_warming(timeout=10).join(10)
     assert calls["x"] == 3  # it kept looking until ready, then stopped
-    assert worker.starts == 3
+    assert worker.starts == 1  # asked to start only once X answered
     assert app.readiness()["ready"] is True
 
 
@@ -462,3 +462,54 @@ def test_readiness_asked_while_the_shell_is_walked_waits_for_that_walk(
     second.join(5)
     assert walks == ["first"] and answers == [True]
     assert app.readiness()["ready"] is True and walks == ["first"]  # seen once: never walked again
+
+
+def test_a_server_without_x_stays_up_and_says_why(tmp_path: Path) -> None:
+    """The real server process started where no X display answers (a VM whose session did
+    not start): AT-SPI's library would abort the process from the warm-up's readiness
+    check (a GLib error, exit status 133, restarted in a loop by its unit); it must keep
+    serving and name what is missing, so the provider's timeout message says so."""
+    import os
+    import subprocess
+    import sys
+
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    path = str(tmp_path / "guest.sock")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "DISPLAY": ":97",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pytest_osworld.guest",
+            "--token-file",
+            str(token_file),
+            "--unix-socket",
+            path,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not Path(path).exists() and server.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(2)  # the warm-up's readiness checks run meanwhile
+        assert server.poll() is None, server.communicate()[0].decode(errors="replace")
+        status, body = call(path, "GET", "/health")
+        state = json.loads(body)
+        assert status == 200 and state["ready"] is False and state["x"] is False, state
+        assert state["atspi_error"] == "no X display", state
+        time.sleep(1)
+        assert server.poll() is None, server.communicate()[0].decode(errors="replace")
+    finally:
+        server.kill()
+        server.wait(10)
