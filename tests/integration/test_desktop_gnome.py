@@ -90,7 +90,11 @@ def test_waits_walk_only_the_application_they_wait_on(gnome: LocalProvider) -> N
     )
     every, shell, nothing = (json.loads(line) for line in listed)
     assert "gnome-shell" in dict(every) and len(every) > 1, every
-    assert shell == [["gnome-shell", dict(every)["gnome-shell"]]]
+    # The shell alone, read in full. The two walks are not the same instant, and the shell's
+    # tree changes between them (one CI run counted 1,447 elements, then 1,411), so its
+    # size is compared within a tenth, not exactly: a walk that asked only its name has 1.
+    assert [name for name, _ in shell] == ["gnome-shell"], shell
+    assert abs(shell[0][1] - dict(every)["gnome-shell"]) <= dict(every)["gnome-shell"] / 10, (shell, every)
     assert nothing == []
 
 
