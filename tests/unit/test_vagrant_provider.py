@@ -22,6 +22,7 @@ from pytest_osworld.providers.vagrant import (
     vagrant_command,
     vagrant_env,
 )
+from pytest_osworld.providers.vagrant_box import bring_up
 from pytest_osworld.providers.vagrant_config import (
     BOX_WITH_BUILD,
     GUEST_PORT_WITH_OSWORLD_SERVER,
@@ -324,3 +325,39 @@ def test_vagrantfile_reads_the_environment(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert ",osworld-unit,state,not_created" in proc.stdout
     assert ",osworld-unit,provider-name,libvirt" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("state", "snapshots", "commands"),
+    [
+        ("not_created", "", [["up"]]),
+        (
+            "running",
+            "osworld-ready\n",
+            [["snapshot", "restore", "--no-provision", "osworld-ready"], ["provision"]],
+        ),
+        (
+            "shutoff",
+            "osworld-ready\n",
+            [["snapshot", "restore", "--no-provision", "osworld-ready"], ["up", "--provision"]],
+        ),
+        ("shutoff", "No snapshots have been taken yet!\n", [["up", "--provision"]]),
+    ],
+)
+def test_bring_up_deploys_once(tmp_path, state, snapshots, commands):
+    """A new machine is brought up; a kept one is restored to its clean snapshot, then deployed
+    once: ``provision`` while it runs (``up --provision`` would deploy twice there)."""
+    seen: list[list[str]] = []
+
+    def run(args: list[str], *, timeout: float, check: bool = True) -> str:
+        seen.append(args)
+        if args[0] == "status":
+            return f"1764000000,osworld-main,state,{state}\n"
+        return snapshots if args[:2] == ["snapshot", "list"] else ""
+
+    timings: dict[str, float] = {}
+    bring_up(run, parse(box="osworld/x", cache_dir=str(tmp_path)), box="osworld/x", timings=timings)
+    assert [
+        args for args in seen if args[0] not in ("status", "snapshot") or args[1] == "restore"
+    ] == commands
+    assert "up" in timings
