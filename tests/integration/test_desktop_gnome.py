@@ -2,8 +2,8 @@
 
 A restored desktop shows the top bar and the dock on the left (pixels of the screenshot),
 its accessibility tree has gnome-shell as an application with the Activities button and
-the dock's favourites, and a click on the dock's Thunderbird (found in the tree, not at a
-fixed place) opens Thunderbird.
+the dock's favourites, a click on the dock's Thunderbird (found in the tree, not at a
+fixed place) opens Thunderbird, and GNOME Settings opens at a panel as a user opens it.
 """
 
 from __future__ import annotations
@@ -116,6 +116,22 @@ def test_thunderbird_opens_from_the_dock(gnome: LocalProvider) -> None:
             break
         time.sleep(1)
     assert "thunderbird" in windows.lower(), f"Thunderbird did not open from the dock:\n{windows}"
+
+
+def test_open_settings_shows_a_panel_below_the_sidebars_fold(gnome: LocalProvider) -> None:
+    """The solutions' way into GNOME Settings: the top bar's system menu, then a sidebar
+    row that is out of view until the sidebar scrolls; its panel's own check box shows."""
+    env = gnome.restore("init_state")
+    shell_tree(env)
+    opened = env.guest.run_python(
+        "from pytest_osworld.guest.gnome_settings import open_settings\n"
+        "from pytest_osworld.guest.waits_gtk4 import wait_gtk4_element\n"
+        "row = open_settings('Accessibility')\n"
+        "box = wait_gtk4_element('check box', 'Large Text', app='control', window='Settings')\n"
+        "print('opened', row.name, 'showing', box.name)",
+        timeout=120,
+    )
+    assert "opened Accessibility showing Large Text" in opened.output, opened
 
 
 def test_desktop_env_reset_shows_the_shell(tmp_path: Path) -> None:
