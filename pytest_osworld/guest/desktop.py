@@ -168,6 +168,18 @@ def window_manager_name() -> str | None:
         disp.close()
 
 
+def xsettings_manager_running() -> bool:
+    """True when an XSETTINGS manager (GNOME's ``gsd-xsettings``) owns screen 0's
+    ``_XSETTINGS_S0`` selection, so that GTK apps started now get the session's theme and
+    fonts rather than GTK's defaults."""
+    disp = _display()
+    try:
+        owner = disp.get_selection_owner(disp.intern_atom("_XSETTINGS_S0"))
+        return getattr(owner, "id", owner) not in (0, None)
+    finally:
+        disp.close()
+
+
 def wmctrl(*args: str) -> subprocess.CompletedProcess[str]:
     """Run ``wmctrl`` with ``args`` (``-l -x`` to list, ``-i -a ID`` to activate by id)."""
     if shutil.which("wmctrl") is None:

@@ -95,6 +95,9 @@ __all__ = [
 
 #: The window manager name GNOME Shell (mutter) announces; its dock fills in after it.
 SHELL_WM = "GNOME Shell"
+#: The parts of ``/health`` that must all be true for ``ready``. ``shell`` and
+#: ``xsettings`` are true at once unless the window manager is GNOME Shell.
+READY_PARTS = ("x", "wm", "atspi", "worker", "shell", "xsettings")
 #: How long the server's own warm-up keeps trying to reach ready (a provider waits 60 s).
 WARM_UP_SECONDS = 120.0
 
@@ -182,7 +185,8 @@ class GuestApp(CommandRoutes, FileRoutes):
     # -- observation -------------------------------------------------------------------------
 
     def health(self, request: Request) -> Response:
-        """Readiness of X, the window manager, AT-SPI and the action worker."""
+        """Readiness of X, the window manager, AT-SPI, the action worker and, under GNOME
+        Shell, the dock and the XSETTINGS daemon."""
         return Response.of_json(self.readiness())
 
     def start_warming(self, timeout: float = WARM_UP_SECONDS) -> threading.Thread:
@@ -231,7 +235,11 @@ class GuestApp(CommandRoutes, FileRoutes):
                 state["worker"] = False
                 state["worker_error"] = str(exc)
         state["shell"] = self._shell_ready(state["wm"]) if state["atspi"] else False
-        state["ready"] = all(state[key] for key in ("x", "wm", "atspi", "worker", "shell"))
+        try:
+            state["xsettings"] = state["wm"] != SHELL_WM or desktop.xsettings_manager_running()
+        except Exception:
+            state["xsettings"] = False
+        state["ready"] = all(state[key] for key in READY_PARTS)
         return state
 
     def _shell_ready(self, wm: str | None) -> bool:

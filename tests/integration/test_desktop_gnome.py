@@ -98,6 +98,20 @@ def test_waits_walk_only_the_application_they_wait_on(gnome: LocalProvider) -> N
     assert nothing == []
 
 
+def test_gtk_apps_get_ubuntus_theme_and_font_at_ready(gnome: LocalProvider) -> None:
+    """GNOME's XSETTINGS daemon hands the session's settings to GTK apps: a GTK 3 app
+    started as soon as the desktop is ready (no waiting) gets Yaru and the Ubuntu font, as
+    on Ubuntu, not GTK's Adwaita and Sans 10."""
+    env = gnome.restore("init_state")
+    probe = (
+        "import gi; gi.require_version('Gtk', '3.0'); from gi.repository import Gtk; "
+        "s = Gtk.Settings.get_default(); "
+        "print(s.props.gtk_theme_name, s.props.gtk_icon_theme_name, s.props.gtk_font_name, sep='|')"
+    )
+    result = env.guest.execute(["python3", "-c", probe])
+    assert result.output.strip().splitlines()[-1:] == ["Yaru|Yaru|Ubuntu 11"], result.output
+
+
 def test_thunderbird_opens_from_the_dock(gnome: LocalProvider) -> None:
     env = gnome.restore("init_state")
     tree = shell_tree(env)

@@ -448,6 +448,7 @@ def test_readiness_asked_while_the_shell_is_walked_waits_for_that_walk(
     monkeypatch.setattr(desktop, "window_manager_name", lambda: SHELL_WM)
     monkeypatch.setattr(a11y, "registry_alive", lambda: True)
     monkeypatch.setattr(a11y, "shell_ready", shell_ready)
+    monkeypatch.setattr(desktop, "xsettings_manager_running", lambda: True)
     app = GuestApp(TOKEN, worker=CountingWorker())
     first = threading.Thread(target=app.readiness, name="first")
     first.start()
@@ -513,3 +514,31 @@ def test_a_server_without_x_stays_up_and_says_why(tmp_path: Path) -> None:
     finally:
         server.kill()
         server.wait(10)
+
+
+@pytest.mark.parametrize(
+    ("wm", "manager", "ready"),
+    [("GNOME Shell", False, False), ("GNOME Shell", True, True), ("Openbox", False, True)],
+)
+def test_under_gnome_shell_readiness_waits_for_the_xsettings_daemon(
+    monkeypatch: pytest.MonkeyPatch, wm: str, manager: bool, ready: bool
+) -> None:
+    """A GTK app started before ``gsd-xsettings`` owns its selection would come up with
+    GTK's own theme and font, so under GNOME Shell the desktop is not ready without it;
+    under another window manager nobody hands out settings, and nothing waits."""
+    from pytest_osworld.guest import a11y, desktop
+
+    asked = []
+
+    def running() -> bool:
+        asked.append(wm)
+        return manager
+
+    monkeypatch.setattr(desktop, "screen_size", lambda: (1920, 1080))
+    monkeypatch.setattr(desktop, "window_manager_name", lambda: wm)
+    monkeypatch.setattr(a11y, "registry_alive", lambda: True)
+    monkeypatch.setattr(a11y, "shell_ready", lambda: True)
+    monkeypatch.setattr(desktop, "xsettings_manager_running", running)
+    state = GuestApp(TOKEN, worker=CountingWorker()).readiness()
+    assert (state["xsettings"], state["ready"]) == (ready, ready)
+    assert asked == ([wm] if wm == "GNOME Shell" else [])

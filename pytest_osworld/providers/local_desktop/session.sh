@@ -61,15 +61,20 @@ if [ "${OSWORLD_SESSION:-openbox}" = gnome ]; then
             sleep 0.2
         done
     ) &
-    # Ubuntu's keyboard shortcuts that are not the shell's own (Ctrl+Alt+T opens a
-    # terminal, the volume keys): GNOME's media-keys daemon, which asks the shell to grab them.
-    (
-        while :; do
-            /usr/libexec/gsd-media-keys
-            log "gsd-media-keys exited with status $?; restarting it"
-            sleep 1
-        done
-    ) &
+    # Two of GNOME's settings daemons, each supervised:
+    # - media-keys: Ubuntu's keyboard shortcuts that are not the shell's own (Ctrl+Alt+T
+    #   opens a terminal, the volume keys); it asks the shell to grab them;
+    # - xsettings: hands GNOME's theme, font and text scaling settings to GTK apps over
+    #   X11 (Yaru and the Ubuntu font, as on Ubuntu); /health waits for it.
+    for daemon in gsd-media-keys gsd-xsettings; do
+        (
+            while :; do
+                "/usr/libexec/$daemon"
+                log "$daemon exited with status $?; restarting it"
+                sleep 1
+            done
+        ) &
+    done
 else
     (
         while :; do
