@@ -67,7 +67,7 @@ WRONG = [
         "from pytest_osworld.guest.waits import wait_window, window_geometry\n"
         "from pytest_osworld.guest.waits_pixels import check_boxes\n"
         "x, y, width, height = window_geometry(wait_window(title='Simple Preferences').window_id)\n"
-        "preload_mkv_y = check_boxes(x + 32, y + 150, x + 47, y + height - 40)[1][1]\n"
+        "preload_mkv_y = check_boxes(x, y, x + width, y + height)[1][1]\n"
         "pyautogui.click(x + 476, preload_mkv_y - 39)\npyautogui.hotkey('ctrl', 'a')\n"
         "pyautogui.write('/home/user/Videos', interval=0.02)\npyautogui.press('tab')",
         "saves the parent folder instead of Videos/Recordings",
