@@ -78,32 +78,50 @@ fi
 # The gnome session's UI font, as on Ubuntu 22.04 (OSWorld's image): Ubuntu and Ubuntu Mono
 # are not in Debian's main archive. Fontsource's npm packages carry them (Ubuntu Font
 # Licence), one WOFF file per weight, style and script. Pango shapes with HarfBuzz, which
-# reads TrueType but not WOFF, so fontTools (PyPI) unpacks each file to .ttf. Installed
-# system-wide, as Ubuntu has them, so the sandboxed desktops (which see the host's /usr)
-# find them. Without npm the gnome session falls back to DejaVu.
+# reads TrueType but not WOFF, so fontTools (PyPI) unpacks them, and merges each weight and
+# style's scripts into one .ttf: LibreOffice takes the first face of a family that fontconfig
+# lists and draws what that face lacks as empty boxes, so with one face per script its UI
+# showed Latin letters and digits as boxes under the Ubuntu font. Installed system-wide, as
+# Ubuntu has them, so the sandboxed desktops (which see the host's /usr) find them. Without
+# npm the gnome session falls back to DejaVu.
 UBUNTU_FONTS_DIR=/usr/local/share/fonts/ubuntu
 UBUNTU_FONTS_VERSION=5.3.0
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
-if command -v npm >/dev/null && [ ! -e "$UBUNTU_FONTS_DIR/.installed-$UBUNTU_FONTS_VERSION" ]; then
+UBUNTU_FONTS_MARK="$UBUNTU_FONTS_DIR/.installed-$UBUNTU_FONTS_VERSION-merged"
+if command -v npm >/dev/null && [ ! -e "$UBUNTU_FONTS_MARK" ]; then
     fonts_tmp=$(mktemp -d)
     (cd "$fonts_tmp" && npm pack --silent "@fontsource/ubuntu@$UBUNTU_FONTS_VERSION" \
         "@fontsource/ubuntu-mono@$UBUNTU_FONTS_VERSION" >/dev/null)
     for tarball in "$fonts_tmp"/*.tgz; do tar -xzf "$tarball" -C "$fonts_tmp" package/files; done
     .venv/bin/pip install --quiet 'fonttools>=4.40'
     .venv/bin/python - "$fonts_tmp/package/files" <<'PY'
-import pathlib, sys
+import collections, pathlib, re, sys
+from fontTools.merge import Merger
 from fontTools.ttLib import TTFont
-for woff in pathlib.Path(sys.argv[1]).glob("*.woff"):
+files = pathlib.Path(sys.argv[1])
+faces = collections.defaultdict(list)  # (family, weight, style): one file per script
+for woff in sorted(files.glob("*.woff")):
+    found = re.fullmatch(r"(ubuntu(?:-mono)?)-([a-z-]+)-(\d+)-(normal|italic)\.woff", woff.name)
+    if found is None:
+        continue
+    family, script, weight, style = found.groups()
     font = TTFont(woff)
     font.flavor = None
-    font.save(woff.with_suffix(".ttf"))
+    ttf = woff.with_suffix(".ttf")
+    font.save(ttf)
+    # Latin first: where two scripts' files share a character, the first one's glyph wins.
+    faces[(family, weight, style)].append((script != "latin", script != "latin-ext", str(ttf)))
+merged = files / "merged"
+merged.mkdir()
+for (family, weight, style), parts in sorted(faces.items()):
+    Merger().merge([path for *_, path in sorted(parts)]).save(merged / f"{family}-{weight}-{style}.ttf")
 PY
     $SUDO mkdir -p "$UBUNTU_FONTS_DIR"
-    $SUDO rm -f "$UBUNTU_FONTS_DIR"/*.woff "$UBUNTU_FONTS_DIR"/.installed-*
-    $SUDO cp "$fonts_tmp"/package/files/*.ttf "$UBUNTU_FONTS_DIR/"
+    $SUDO rm -f "$UBUNTU_FONTS_DIR"/*.woff "$UBUNTU_FONTS_DIR"/*.ttf "$UBUNTU_FONTS_DIR"/.installed-*
+    $SUDO cp "$fonts_tmp"/package/files/merged/*.ttf "$UBUNTU_FONTS_DIR/"
     rm -rf "$fonts_tmp"
     $SUDO fc-cache -f "$UBUNTU_FONTS_DIR"
-    $SUDO touch "$UBUNTU_FONTS_DIR/.installed-$UBUNTU_FONTS_VERSION"
+    $SUDO touch "$UBUNTU_FONTS_MARK"
 fi
 # -------------------------------------------------------------------------------------------
 

@@ -112,6 +112,16 @@ def test_gtk_apps_get_ubuntus_theme_and_font_at_ready(gnome: LocalProvider) -> N
     assert result.output.strip().splitlines()[-1:] == ["Yaru|Yaru|Ubuntu 11"], result.output
 
 
+def test_each_ubuntu_font_face_is_one_file_with_latin_and_digits(gnome: LocalProvider) -> None:
+    """The Ubuntu font the apps get is one face per weight and style, each with the digits
+    and Latin letters: with a file per script under one name (as Fontsource ships it),
+    LibreOffice took the first one fontconfig listed and drew its UI's digits as boxes."""
+    env = gnome.restore("init_state")
+    faces = env.guest.execute(["fc-list", "Ubuntu:style=Regular", "file"]).output.split()
+    latin = env.guest.execute(["fc-list", "Ubuntu:style=Regular:charset=30-39 41-5a 61-7a", "file"])
+    assert len(faces) == 1 and latin.output.split() == faces, (faces, latin.output)
+
+
 def test_thunderbird_opens_from_the_dock(gnome: LocalProvider) -> None:
     env = gnome.restore("init_state")
     tree = shell_tree(env)
