@@ -52,8 +52,7 @@ def test_check_env_on_the_local_desktop(tmp_path: Path) -> None:
     check_env(env, skip_render_check=True)
     env.close()
     # Through gymnasium.make (the default session): the registered spec, Gymnasium's passive
-    # checker around a reset and a step, the render mode and a double close. (A second
-    # check_env here cost 50 s of CI for what the first one checked already.)
+    # checker around a reset and a step, the render mode and a double close.
     made = gymnasium.make(ENV_ID, tasks=str(task), screen_size=SCREEN, max_steps=3, render_mode="rgb_array")
     assert made.spec is not None and made.spec.id == ENV_ID and made.spec.nondeterministic
     obs, _ = made.reset(seed=0)
