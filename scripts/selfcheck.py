@@ -30,7 +30,9 @@ In both replay runs no solution step may raise (``action_errors`` in ``traj.json
 in a task that passes: such a step is a wait that timed out or a click that missed.
 
 Extra pytest arguments (such as ``-n 2``) are passed through to every run (as the options
-after ``--`` of prove). Exits non-zero, listing the offenders, otherwise.
+after ``--`` of prove). Exits non-zero, listing the offenders, otherwise; the runs' results
+(screenshots, trajectories, HTML reports) are then kept, and the last line names their
+folder. A green check deletes them.
 
     .venv/bin/python scripts/selfcheck.py -n 2              # our tasks (CI)
     .venv/bin/python scripts/selfcheck.py --osworld -n 2    # OSWorld's solved tasks (by hand)
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -201,12 +204,17 @@ def main(argv: list[str]) -> int:
     os.chdir(ROOT)
     with_osworld = "--osworld" in argv
     argv = [arg for arg in argv if arg != "--osworld"]
-    with tempfile.TemporaryDirectory(prefix="osworld-selfcheck-") as tmp:
-        run = osworld_tasks if with_osworld else own_tasks
-        problems = run(argv, Path(tmp))
+    work = Path(tempfile.mkdtemp(prefix="osworld-selfcheck-"))
+    run = osworld_tasks if with_osworld else own_tasks
+    problems = run(argv, work)
     for problem in problems:
         print(f"selfcheck: {problem}")
-    return 1 if problems else 0
+    if problems:
+        # The failed runs' screenshots, trajectories and HTML reports are what explains them.
+        print(f"selfcheck: results kept in {work}")
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":

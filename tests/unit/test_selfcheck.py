@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "selfcheck.py"
@@ -43,6 +44,32 @@ def test_osworld_without_its_examples_is_a_problem_not_a_silent_pass(
     monkeypatch.setenv("OSWORLD_EXAMPLES", str(tmp_path / "absent"))
     monkeypatch.setattr(selfcheck, "own_tasks", lambda argv, work: ["own tasks were checked"])
     assert selfcheck.main(["--osworld", "-n", "2"]) == 1
-    assert capsys.readouterr().out.splitlines() == [
-        "selfcheck: --osworld: OSWorld's examples are not here (set OSWORLD_EXAMPLES)"
-    ]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "selfcheck: --osworld: OSWorld's examples are not here (set OSWORLD_EXAMPLES)"
+    assert lines[1].startswith("selfcheck: results kept in ") and len(lines) == 2
+    shutil.rmtree(lines[1].removeprefix("selfcheck: results kept in "))
+
+
+def test_a_failed_check_keeps_its_results_and_a_green_one_deletes_them(monkeypatch, capsys) -> None:
+    """The screenshots of a failed replay are what explains it: they outlive the check."""
+    folders: list[Path] = []
+
+    def run(problems: list[str]):
+        def own_tasks(argv: list[str], work: Path) -> list[str]:
+            (work / "tasks" / "step_1.png").parent.mkdir(parents=True)
+            (work / "tasks" / "step_1.png").write_bytes(b"png")
+            folders.append(work)
+            return problems
+
+        return own_tasks
+
+    monkeypatch.setattr(selfcheck, "own_tasks", run(["tasks: os/x replay scored 0"]))
+    assert selfcheck.main(["-n", "2"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == f"selfcheck: results kept in {folders[0]}"
+    assert (folders[0] / "tasks" / "step_1.png").is_file()
+
+    monkeypatch.setattr(selfcheck, "own_tasks", run([]))
+    assert selfcheck.main(["-n", "2"]) == 0
+    assert capsys.readouterr().out == ""
+    assert not folders[1].exists()
+    shutil.rmtree(folders[0])
