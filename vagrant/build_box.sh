@@ -7,7 +7,8 @@
 #   2. in a chroot: the Vagrant conventions (user vagrant, insecure key, passwordless
 #      sudo, dhcp on eth0) and vagrant/provision.sh, the same provisioning as every box
 #      (the desktop packages of local_desktop/packages.txt, user "user", the session
-#      service, the home template);
+#      service, the home template); the full box also gets this machine's Ubuntu font
+#      faces (scripts/install.sh makes them; the gnome session's UI font);
 #   3. a whole-disk ext4 image (no partition table: `mkfs.ext4 -d`, no mount needed),
 #      made bootable with extlinux; then qcow2, metadata.json, the box Vagrantfile, tar.
 #
@@ -57,8 +58,16 @@ BASE_KEY=$(echo "base-v1 $SUITE $MIRROR $BASE_INCLUDE" | sha256sum | cut -c1-12)
 # not invalidate the minimal box), read as provision.sh reads them.
 if [ "$VARIANT" = minimal ]; then SECTION='/^## core/{on=1;next} /^## /{on=0} on'; else SECTION=1; fi
 PACKAGE_LIST=$(awk "$SECTION" "$DESKTOP_DIR/packages.txt" | sed -e 's/#.*//' | tr -s ' \t' '\n' | sed '/^$/d' | sort)
+# The full box carries the gnome session, whose UI font Debian does not package: the faces
+# scripts/install.sh made on this machine go in.
+FONTS=""
+if [ "$VARIANT" = full ]; then
+    FONTS=/usr/local/share/fonts/ubuntu
+    ls "$FONTS"/*.ttf >/dev/null 2>&1 \
+        || { echo "build_box.sh: no Ubuntu font in $FONTS (the full box's gnome session needs it); run scripts/install.sh first" >&2; exit 1; }
+fi
 KEY=$(cat "$0" "$HERE/provision.sh" "$HERE/guest-requirements.txt" "$DESKTOP_DIR/build_template.sh" \
-    <(echo "$VARIANT $COMPRESS $BASE_KEY $PACKAGE_LIST") | sha256sum | cut -c1-12)
+    ${FONTS:+"$FONTS"/*.ttf} <(echo "$VARIANT $COMPRESS $BASE_KEY $PACKAGE_LIST") | sha256sum | cut -c1-12)
 NAME="osworld/debian12-$VARIANT-$KEY"
 BOX="$CACHE/boxes/debian12-$VARIANT-$KEY.box"
 
@@ -136,6 +145,10 @@ cp -r "$DESKTOP_DIR" "$ROOT$BUILD/local_desktop"
 log "provision.sh ($VARIANT) in the chroot"
 PROVISION_ARGS=(--desktop-dir "$BUILD/local_desktop" --requirements "$BUILD/guest-requirements.txt" --wheels "$BUILD/wheels")
 [ "$VARIANT" = minimal ] && PROVISION_ARGS+=(--minimal)
+if [ -n "$FONTS" ]; then
+    mkdir -p "$ROOT$BUILD/fonts" && cp "$FONTS"/*.ttf "$ROOT$BUILD/fonts/"
+    PROVISION_ARGS+=(--fonts "$BUILD/fonts")
+fi
 chroot "$ROOT" /bin/bash "$BUILD/provision.sh" "${PROVISION_ARGS[@]}" >"$WORK/provision.log" 2>&1 \
     || { tail -40 "$WORK/provision.log" >&2; exit 1; }
 grep '^provision:' "$WORK/provision.log" >&2 || true

@@ -12,24 +12,29 @@
 #     (--wheels DIR, offline) or PyPI;
 #   - the home of "user" prepared by local_desktop/build_template.sh (the local provider's
 #     snapshot template), so apps start without first-run dialogs;
+#   - with --fonts DIR, the Ubuntu font faces of DIR (the merged .ttf files scripts/install.sh
+#     puts in /usr/local/share/fonts/ubuntu) in the same place: the gnome session's UI font
+#     (Debian has no package of it; Ubuntu's base boxes have fonts-ubuntu already);
 #   - osworld-session.service: at boot, as "user", the local provider's session.sh (Xvfb
-#     1920x1080, D-Bus, AT-SPI on, openbox, the guest server on a unix socket) and a socat
+#     1920x1080, D-Bus, AT-SPI on, openbox or GNOME Shell as deploy.sh says, the guest
+#     server on a unix socket) and a socat
 #     relay of TCP port 5000 (every interface) to that socket. The unit starts once
 #     vagrant/deploy.sh has put the package in /opt/osworld/lib and the token in
 #     /etc/osworld/token.
 #
-#   provision.sh --desktop-dir DIR --requirements FILE [--wheels DIR] [--minimal]
+#   provision.sh --desktop-dir DIR --requirements FILE [--wheels DIR] [--fonts DIR] [--minimal]
 #
 # DIR is a local_desktop directory (packages.txt, build_template.sh). Idempotent: a rerun
 # with the same inputs and variant is a no-op (marker /etc/osworld/provisioned).
 set -euo pipefail
 
-DESKTOP_DIR="" REQUIREMENTS="" WHEELS="" VARIANT=full
+DESKTOP_DIR="" REQUIREMENTS="" WHEELS="" FONTS="" VARIANT=full
 while [ $# -gt 0 ]; do
     case "$1" in
         --desktop-dir) DESKTOP_DIR="$2"; shift ;;
         --requirements) REQUIREMENTS="$2"; shift ;;
         --wheels) WHEELS="$2"; shift ;;
+        --fonts) FONTS="$2"; shift ;;
         --minimal) VARIANT=minimal ;;
         *) echo "provision.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -38,10 +43,14 @@ done
 [ -f "$DESKTOP_DIR/packages.txt" ] && [ -f "$DESKTOP_DIR/build_template.sh" ] \
     || { echo "provision.sh: --desktop-dir must hold packages.txt and build_template.sh" >&2; exit 2; }
 [ -f "$REQUIREMENTS" ] || { echo "provision.sh: --requirements FILE is required" >&2; exit 2; }
+if [ -n "$FONTS" ] && ! ls "$FONTS"/*.ttf >/dev/null 2>&1; then
+    echo "provision.sh: --fonts $FONTS holds no .ttf file" >&2; exit 2
+fi
 log() { echo "provision: $*" >&2; }
 
 MARKER=/etc/osworld/provisioned
-KEY="$VARIANT $(cat "$0" "$DESKTOP_DIR/packages.txt" "$DESKTOP_DIR/build_template.sh" "$REQUIREMENTS" | sha256sum | cut -c1-16)"
+KEY="$VARIANT $(cat "$0" "$DESKTOP_DIR/packages.txt" "$DESKTOP_DIR/build_template.sh" "$REQUIREMENTS" \
+    ${FONTS:+"$FONTS"/*.ttf} | sha256sum | cut -c1-16)"
 if [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$KEY" ]; then
     log "already provisioned ($KEY)"
     exit 0
@@ -65,6 +74,14 @@ else
     log "installing ${#PACKAGES[@]} packages ($VARIANT)"
     apt-get update -q
     apt-get install -y -q --no-install-recommends "${ALL[@]}"
+fi
+
+# ---- the Ubuntu font ----------------------------------------------------------------------
+if [ -n "$FONTS" ]; then
+    install -d /usr/local/share/fonts/ubuntu
+    install -m 644 "$FONTS"/*.ttf /usr/local/share/fonts/ubuntu/
+    fc-cache -f /usr/local/share/fonts/ubuntu 2>/dev/null || true
+    log "Ubuntu font: $(ls /usr/local/share/fonts/ubuntu | wc -l) faces"
 fi
 
 # ---- the desktop user ----------------------------------------------------------------------

@@ -53,12 +53,15 @@ Options (``--provider-arg KEY=VALUE``, all strings):
                     route out (an isolated libvirt network). This, not the shared
                     ``network=`` option (refused here), sets the VM's network; steps and
                     getters that load a live page run on ``nat`` without ``netns``.
+``session``         the desktop session in our boxes: ``openbox`` (default) or ``gnome``
+                    (GNOME Shell as on Ubuntu 22.04, the local provider's default; only
+                    the full box has it, so ``build=minimal`` or ``minimal=1`` refuse it).
 
 An option that would be ignored in the mode given is refused with the options (a usage
 error): ``box`` with ``build``; ``minimal`` without ``provision``; ``provision`` with
 ``image``; ``libvirt_uri``, ``libvirt_driver``, ``storage_pool``, ``vm_network=host-only``,
 ``image`` or ``build`` with ``vagrant_provider=virtualbox``; ``host_port`` with libvirt;
-``guest_port`` other than 5000 with ``server=osworld``.
+``guest_port`` other than 5000 with ``server=osworld``; ``session`` with ``image``.
 
 This module owns the provider's lifecycle and its snapshot handling (start, the
 ``osworld-ready`` snapshot, restore before each task, destroy) and runs every ``vagrant``

@@ -49,6 +49,7 @@ _OPTIONS = {
     "image_file",
     "server",
     "vm_network",
+    "session",
 }
 #: Why ``server=osworld`` needs an isolated network: the image's server has no token.
 OSWORLD_SERVER_EXPOSURE = (
@@ -87,6 +88,14 @@ HOST_PORT_WITH_LIBVIRT = (
     "guest; with vagrant_provider=libvirt the provider reaches the guest at the VM's own "
     "address (through a relay when netns is set), so it would be ignored: drop host_port, "
     "or use vagrant_provider=virtualbox"
+)
+GNOME_WITHOUT_GNOME_BOX = (
+    "vagrant provider option session=gnome runs GNOME Shell, which {what} does not install: "
+    "use build=full (or provision=1 without minimal=1), or session=openbox"
+)
+SESSION_WITH_IMAGE = (
+    "vagrant provider option session={session} picks our box's desktop session; OSWorld's image "
+    "runs its own GNOME session: drop session"
 )
 GUEST_PORT_WITH_OSWORLD_SERVER = (
     "vagrant provider option guest_port={port} moves our guest server; with server=osworld the "
@@ -156,6 +165,7 @@ class VagrantOptions:
     image_file: Path | None = None
     server: str = "ours"
     vm_network: str = "nat"
+    session: str = "openbox"
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> VagrantOptions:
@@ -209,6 +219,9 @@ class VagrantOptions:
         host_port = int(_number(options, "host_port", 1, integer=True)) if "host_port" in options else None
         if host_port is not None and host_port > 65535:
             raise ValueError(f"vagrant provider option host_port={host_port}: not a port")
+        session = options.get("session") or "openbox"
+        if session not in ("openbox", "gnome"):
+            raise ValueError(f"vagrant provider option session={session!r}: use openbox or gnome")
         _refuse_ignored(options, box=box, build=build, image=image, server=server, port=port)
         default_cache = (
             Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-osworld" / "vagrant"
@@ -238,6 +251,7 @@ class VagrantOptions:
             image_file=image_file,
             server=server,
             vm_network=vm_network,
+            session=session,
         )
 
 
@@ -291,6 +305,13 @@ def _refuse_ignored(
         raise ValueError(HOST_PORT_WITH_LIBVIRT.format(port=options["host_port"]))
     if server == "osworld" and port != 5000:
         raise ValueError(GUEST_PORT_WITH_OSWORLD_SERVER.format(port=port))
+    session = options.get("session")
+    if session is not None and image is not None:
+        raise ValueError(SESSION_WITH_IMAGE.format(session=session))
+    if session == "gnome" and build == "minimal":
+        raise ValueError(GNOME_WITHOUT_GNOME_BOX.format(what="the minimal box (build=minimal)"))
+    if session == "gnome" and _flag(options, "minimal"):
+        raise ValueError(GNOME_WITHOUT_GNOME_BOX.format(what="provision=1 with minimal=1"))
 
 
 def machine_name(worker_id: str) -> str:
@@ -330,6 +351,7 @@ def vagrant_env(
             "OSWORLD_STORAGE_POOL": options.storage_pool,
             "OSWORLD_CONSOLE_LOG": str(console_log),
             "OSWORLD_SCREEN": f"{screen[0]}x{screen[1]}",
+            "OSWORLD_SESSION": options.session,
             "OSWORLD_GUEST_PORT": str(options.guest_port),
             "OSWORLD_PROVISION": "1" if options.provision else "0",
             "OSWORLD_MINIMAL": "1" if options.minimal else "0",

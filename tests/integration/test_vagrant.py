@@ -436,3 +436,77 @@ def test_vm_powered_off_mid_task_is_an_error_and_the_next_task_passes(
 def test_explain_domstate(domstate: str, phrase: str) -> None:
     """libvirt's ``domstate --reason`` as the phrase the ERROR starts with (no VM needed)."""
     assert explain_domstate(domstate) == phrase
+
+
+#: The own gnome task whose solution opens Thunderbird from the dock (found in the tree).
+DOCK_TASK = REPO / "tasks_gnome" / "os" / "5f0c2a8e-3d1b-4c6e-9a47-2b8d7e1f0c31.json"
+
+
+@pytest.mark.skipif(
+    os.environ.get("OSWORLD_VAGRANT_GNOME") != "1",
+    reason="opt-in (the full box's build and a GNOME boot under software emulation): OSWORLD_VAGRANT_GNOME=1",
+)
+def test_full_box_gnome_session_through_desktop_env(netns: str, cache_dir: Path, tmp_path: Path) -> None:
+    """``session=gnome`` in our full box, through OSWorld's front door: the first observation
+    has the top bar and the dock on screen and gnome-shell's Activities and dock items in
+    the tree, the apps get the Ubuntu font, the dock task's solution scores 1 and, after a
+    restore, doing nothing scores 0."""
+    from PIL import Image, ImageStat
+
+    from pytest_osworld.env import DesktopEnv
+    from pytest_osworld.task import load_task
+
+    task = load_task(DOCK_TASK)
+    options = {
+        "build": "full",
+        "session": "gnome",
+        "netns": netns,
+        "storage_pool": "osworld",
+        "libvirt_driver": "qemu",
+        "memory": "3072",
+        "cpus": "2",
+        "cache_dir": str(cache_dir),
+        "vagrant_home": str(cache_dir / "vagrant.d"),
+        "up_timeout": "3600",
+        "ready_timeout": "600",
+    }
+    t0 = time.monotonic()
+    env = DesktopEnv(
+        provider_name="vagrant",
+        action_space="pyautogui",
+        provider_options=options,
+        task_dir=DOCK_TASK.parent,
+        results_dir=tmp_path / "results",
+    )
+    try:
+        observation = env.reset(task_config=DOCK_TASK)
+        t_up = time.monotonic()
+        tree = observation["accessibility_tree"]
+        assert '<application name="gnome-shell">' in tree
+        assert 'name="Activities"' in tree
+        assert 'push-button name="Thunderbird"' in tree, "no Thunderbird in the dock's tree"
+        shot = Image.open(io.BytesIO(observation["screenshot"])).convert("RGB")
+        assert shot.size == (1920, 1080)
+        assert max(ImageStat.Stat(shot.crop((300, 0, 900, 20))).mean) < 60, "no dark top bar"
+        assert max(ImageStat.Stat(shot.crop((0, 600, 70, 900))).mean) < 60, "no dark dock on the left"
+        font = env.controller.execute_python_command(
+            "import subprocess; print(subprocess.run(['fc-match', 'Ubuntu'], capture_output=True, text=True).stdout)"
+        )
+        assert font is not None and '"Ubuntu"' in font["output"], f"the box has no Ubuntu font: {font}"
+
+        for action in task.solution or []:
+            _, _, done, info = env.step(action, pause=1)
+            assert "error" not in info, info
+        assert done
+        assert env.evaluate() == 1.0
+        t_replay = time.monotonic()
+
+        env.reset(task_config=DOCK_TASK)
+        env.step("DONE")
+        assert env.evaluate() == 0.0
+    finally:
+        env.close()
+    print(
+        f"gnome VM timings (s): up and first reset {t_up - t0:.0f}, solution {t_replay - t_up:.0f}, "
+        f"restore and noop {time.monotonic() - t_replay:.0f}"
+    )

@@ -25,12 +25,14 @@ from pytest_osworld.providers.vagrant import (
 from pytest_osworld.providers.vagrant_box import bring_up
 from pytest_osworld.providers.vagrant_config import (
     BOX_WITH_BUILD,
+    GNOME_WITHOUT_GNOME_BOX,
     GUEST_PORT_WITH_OSWORLD_SERVER,
     HOST_PORT_WITH_LIBVIRT,
     LIBVIRT_BOX_WITH_VIRTUALBOX,
     LIBVIRT_ONLY,
     MINIMAL_WITHOUT_PROVISION,
     PROVISION_WITH_IMAGE,
+    SESSION_WITH_IMAGE,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +61,7 @@ def test_defaults(tmp_path):
     assert opts.storage_pool == "default"
     assert opts.netns is None and not opts.keep_vms and not opts.provision
     assert opts.guest_port == 5000
+    assert opts.session == "openbox"
     assert opts.cache_dir == tmp_path
     assert opts.vagrant_dir == DEFAULT_VAGRANT_DIR
 
@@ -106,6 +109,7 @@ def test_all_options(tmp_path):
         ({"box": "has spaces"}, "not a box name"),
         ({"build": "huge"}, "build='huge'"),
         ({"build": "minimal", "box_file": "/x.box"}, "box_file needs box"),
+        ({"build": "full", "session": "kde"}, "session='kde': use openbox or gnome"),
     ],
 )
 def test_bad_options(options, message):
@@ -147,6 +151,15 @@ VBOX = {"box": "b", "vagrant_provider": "virtualbox"}
             {**IMAGE, "server": "osworld", "netns": "osw", "guest_port": "5001"},
             GUEST_PORT_WITH_OSWORLD_SERVER.format(port=5001),
         ),
+        ({**IMAGE, "session": "gnome"}, SESSION_WITH_IMAGE.format(session="gnome")),
+        (
+            {"build": "minimal", "session": "gnome"},
+            GNOME_WITHOUT_GNOME_BOX.format(what="the minimal box (build=minimal)"),
+        ),
+        (
+            {"box": "b", "provision": "1", "minimal": "1", "session": "gnome"},
+            GNOME_WITHOUT_GNOME_BOX.format(what="provision=1 with minimal=1"),
+        ),
     ],
 )
 def test_options_that_would_be_ignored_are_refused(options, message):
@@ -167,6 +180,9 @@ def test_options_that_would_be_ignored_are_refused(options, message):
         {"box": "b", "libvirt_uri": "qemu:///system", "storage_pool": "osworld", "vm_network": "host-only"},
         {**IMAGE, "memory": "4096", "cpus": "4", "provision": "0", "guest_port": "5001"},
         {**IMAGE, "server": "osworld", "vm_network": "host-only", "guest_port": "5000"},
+        {"build": "full", "session": "gnome"},
+        {"box": "b", "provision": "1", "session": "gnome"},
+        {"build": "minimal", "session": "openbox"},
     ],
 )
 def test_options_used_in_their_mode_are_accepted(options):
@@ -196,7 +212,14 @@ def test_machine_names():
 
 
 def test_vagrant_env(tmp_path):
-    opts = parse(box="osworld/b", memory="1536", cpus="2", libvirt_driver="qemu", storage_pool="osworld")
+    opts = parse(
+        box="osworld/b",
+        memory="1536",
+        cpus="2",
+        libvirt_driver="qemu",
+        storage_pool="osworld",
+        session="gnome",
+    )
     env = vagrant_env(
         opts,
         name="osworld-gw3",
@@ -219,6 +242,7 @@ def test_vagrant_env(tmp_path):
     assert env["OSWORLD_LIBVIRT_DRIVER"] == "qemu"
     assert env["OSWORLD_STORAGE_POOL"] == "osworld"
     assert env["OSWORLD_SCREEN"] == "1920x1080"
+    assert env["OSWORLD_SESSION"] == "gnome"
     assert env["OSWORLD_GUEST_PORT"] == "5000"
     assert env["OSWORLD_CONSOLE_LOG"] == str(tmp_path / "console.log")
     assert env["OSWORLD_PACKAGE"] == str(tmp_path / "pkg.tar.gz")

@@ -10,7 +10,7 @@
 # bind-mounted control dir), OSWORLD_TEMPLATE (the home template, read-only),
 # OSWORLD_SCREEN (WxH), OSWORLD_GUEST_PYTHON (interpreter with pytest_osworld),
 # OSWORLD_TIMEZONE (the IANA time zone), OSWORLD_SESSION (gnome or openbox; openbox when
-# unset, as in our Vagrant box).
+# unset; in a Vagrant VM, the session vagrant/deploy.sh was given).
 set -u
 umask 022
 log() { echo "session: $*" >&2; }
@@ -45,11 +45,14 @@ echo "autospawn = yes" >/run/pulseaudio-enable-autospawn
 # The window manager is supervised: should it exit (openbox has been seen to die at start
 # on a loaded machine), it is started again, so /health's "wm" check does not hang forever.
 if [ "${OSWORLD_SESSION:-openbox}" = gnome ]; then
-    # GNOME Shell as on Ubuntu 22.04 (OSWorld's image): its own system bus (no services;
-    # /run is the sandbox's), its settings, the "ubuntu" mode (Yaru, the dock) from our
-    # data dir, and no "screen lock disabled" warning (it is shown once per home).
-    mkdir -p /run/dbus
-    dbus-daemon --config-file="$OSWORLD_DESKTOP_DIR/gnome/system-bus.conf" --fork --nopidfile
+    # GNOME Shell as on Ubuntu 22.04 (OSWorld's image): a system bus (the sandbox's own,
+    # with no services, in its private /run; a VM has the real one), its settings, the
+    # "ubuntu" mode (Yaru, the dock) from our data dir, and no "screen lock disabled"
+    # warning (it is shown once per home).
+    if [ ! -S /run/dbus/system_bus_socket ]; then
+        mkdir -p /run/dbus
+        dbus-daemon --config-file="$OSWORLD_DESKTOP_DIR/gnome/system-bus.conf" --fork --nopidfile
+    fi
     dconf load / <"$OSWORLD_DESKTOP_DIR/gnome/settings.ini"
     mkdir -p "$HOME/.local/share/gnome-shell" && touch "$HOME/.local/share/gnome-shell/lock-warning-shown"
     export XDG_CURRENT_DESKTOP=ubuntu:GNOME XDG_SESSION_TYPE=x11
