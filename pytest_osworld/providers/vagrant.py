@@ -327,7 +327,13 @@ class VagrantProvider(Provider):
             host_port=host_port,
         )
         ensure_box(self._vagrant, self.options, box=self._box, box_file=self._box_file, timings=self.timings)
-        bring_up(self._vagrant, self.options, box=self._box, timings=self.timings)
+        bring_up(
+            self._vagrant,
+            self.options,
+            box=self._box,
+            box_record=self._machine_dir / "box",
+            timings=self.timings,
+        )
         self._guest.address = self._guest_address(host_port)
         self._guest.open_relay()
         self._client = self._guest.wait_ready(self.options.up_timeout, "after vagrant up")

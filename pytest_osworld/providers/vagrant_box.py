@@ -91,18 +91,25 @@ def ensure_box(
         timings["box_add"] = round(time.monotonic() - t0, 1)
 
 
-def bring_up(run: VagrantRun, options: VagrantOptions, *, box: str, timings: dict[str, float]) -> None:
+def bring_up(
+    run: VagrantRun, options: VagrantOptions, *, box: str, box_record: Path, timings: dict[str, float]
+) -> None:
     """``vagrant up`` (first boot of a box under a lock: it uploads the box volume).
 
     A machine kept from an earlier session is first restored to its clean snapshot, then
     provisioned so this run's package and token are deployed: ``vagrant provision`` when it
     runs (``up --provision`` on a running libvirt machine deploys twice, about 30 s more
-    under TCG), ``up --provision`` when it is off.
+    under TCG), ``up --provision`` when it is off. ``box_record`` names the box the machine
+    was made from; a kept machine of another box (rebuilt since, or another variant) would
+    run the old desktop, so it is destroyed and made anew.
     """
     from filelock import FileLock
 
     status = run(["status", "--machine-readable"], timeout=300, check=False)
     exists = re.search(r",state,(?!not_created)", status) is not None
+    if exists and box_record.is_file() and box_record.read_text() != box:
+        run(["destroy", "-f"], timeout=options.up_timeout)
+        exists = False
     booted_marker = (
         options.cache_dir
         / "booted"
@@ -127,4 +134,5 @@ def bring_up(run: VagrantRun, options: VagrantOptions, *, box: str, timings: dic
         with FileLock(str(booted_marker) + ".lock"):
             run(args, timeout=options.up_timeout)
             booted_marker.write_text(box)
+    box_record.write_text(box)
     timings["up"] = round(time.monotonic() - t0, 1)

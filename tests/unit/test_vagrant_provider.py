@@ -380,8 +380,31 @@ def test_bring_up_deploys_once(tmp_path, state, snapshots, commands):
         return snapshots if args[:2] == ["snapshot", "list"] else ""
 
     timings: dict[str, float] = {}
-    bring_up(run, parse(box="osworld/x", cache_dir=str(tmp_path)), box="osworld/x", timings=timings)
+    record = tmp_path / "box"
+    record.write_text("osworld/x")
+    options = parse(box="osworld/x", cache_dir=str(tmp_path))
+    bring_up(run, options, box="osworld/x", box_record=record, timings=timings)
     assert [
         args for args in seen if args[0] not in ("status", "snapshot") or args[1] == "restore"
     ] == commands
     assert "up" in timings
+
+
+@pytest.mark.parametrize("state", ["running", "shutoff"])
+def test_a_kept_machine_of_another_box_is_made_anew(tmp_path, state):
+    """After a box rebuild (a new name), a kept VM would run the old desktop: it is destroyed
+    and brought up from the new box, which is then recorded."""
+    seen: list[list[str]] = []
+
+    def run(args: list[str], *, timeout: float, check: bool = True) -> str:
+        seen.append(args)
+        if args[0] == "status":
+            return f"1764000000,osworld-main,state,{state}\n"
+        return "osworld-ready\n" if args[:2] == ["snapshot", "list"] else ""
+
+    record = tmp_path / "box"
+    record.write_text("osworld/debian12-minimal-old")
+    new = "osworld/debian12-minimal-new"
+    bring_up(run, parse(box=new, cache_dir=str(tmp_path)), box=new, box_record=record, timings={})
+    assert [args for args in seen if args[0] != "status"] == [["destroy", "-f"], ["up"]]
+    assert record.read_text() == new
