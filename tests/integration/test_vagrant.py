@@ -14,6 +14,9 @@ and noop sessions, then the power-off session, which destroys it. Each boot unde
 about 190 s; a kept VM is restored to its clean snapshot and redeployed instead. Each test
 still boots its own VM when it runs alone or when none is kept.
 
+Two more are opt-in: two VMs side by side (``OSWORLD_VAGRANT_PARALLEL=1``) and the gnome
+session in the full box through ``DesktopEnv`` (``OSWORLD_VAGRANT_GNOME=1``).
+
 Run as root after ``scripts/install-vagrant.sh``:  ``pytest tests/integration/test_vagrant.py -m vagrant``.
 ``OSWORLD_VAGRANT_CACHE`` moves the box cache (default ``~/.cache/pytest-osworld/vagrant``).
 """
@@ -449,8 +452,8 @@ DOCK_TASK = REPO / "tasks_gnome" / "os" / "5f0c2a8e-3d1b-4c6e-9a47-2b8d7e1f0c31.
 def test_full_box_gnome_session_through_desktop_env(netns: str, cache_dir: Path, tmp_path: Path) -> None:
     """``session=gnome`` in our full box, through OSWorld's front door: the first observation
     has the top bar and the dock on screen and gnome-shell's Activities and dock items in
-    the tree, the apps get the Ubuntu font, the dock task's solution scores 1 and, after a
-    restore, doing nothing scores 0."""
+    the tree, fontconfig finds the Ubuntu font, the dock task's solution scores 1 and, after
+    a restore, doing nothing scores 0."""
     from PIL import Image, ImageStat
 
     from pytest_osworld.env import DesktopEnv
