@@ -44,7 +44,15 @@ def _frame_origin(window_id: int) -> tuple[int, int]:
 
 
 def _descendants(node: Any) -> Iterator[Any]:
-    for index in range(node.childCount):
+    """Every node below ``node``, depth first. A node that cannot be read counts as having
+    no children: it went mid-walk, or its application is too busy to answer (AT-SPI then
+    says it "no longer exists"; GNOME Settings switching panels on a loaded machine). A
+    wait then finds nothing this time and asks again."""
+    try:
+        count = node.childCount
+    except Exception:
+        return
+    for index in range(count):
         try:
             child = node.getChildAtIndex(index)
         except Exception:  # an element gone mid-walk: skip it, as the tree walks do
