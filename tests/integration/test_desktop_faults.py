@@ -96,9 +96,25 @@ class FaultAgent(ReplayAgent):
                 # session number. The first match in tree order: the outer bwrap, then the inner.
                 current = min(procs, key=session_number)
                 own = [current, *descendants(current["pid"])]
-                victim = next(p["pid"] for p in own if TARGETS[self.fault](p["argv"]))
-                os.kill(victim, signal.SIGKILL)
+                victim = next(p for p in own if TARGETS[self.fault](p["argv"]))
+                os.kill(victim["pid"], signal.SIGKILL)
+                # Killing the outer bwrap ends the rest of the sandbox a moment later (its
+                # pid namespace goes down): step 2 must meet the dead desktop, not a guest
+                # server that still answers one more request.
+                doomed = own if self.fault == "bwrap" else [victim]
+                deadline = time.monotonic() + 10
+                while any(alive(p) for p in doomed) and time.monotonic() < deadline:
+                    time.sleep(0.05)
         return super().act(instruction, observation)
+
+
+def alive(proc):
+    """The process still runs (not exited, not a zombie, not a new one with its pid)."""
+    try:
+        fields = Path(f"/proc/{proc['pid']}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[19] == proc["started"] and fields[0] != "Z"
 '''
 
 AGENT = "--agent=fault_agent:FaultAgent"
