@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_osworld.errors import EnvironmentFailure
+from pytest_osworld.providers.local import SESSION_PROGRAMS
 
 #: The package deployed into each VM (this source tree or installed copy).
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -220,8 +221,9 @@ class VagrantOptions:
         if host_port is not None and host_port > 65535:
             raise ValueError(f"vagrant provider option host_port={host_port}: not a port")
         session = options.get("session") or "openbox"
-        if session not in ("openbox", "gnome"):
-            raise ValueError(f"vagrant provider option session={session!r}: use openbox or gnome")
+        if session not in SESSION_PROGRAMS:  # the local desktop's sessions, which our boxes run
+            choices = " or ".join(SESSION_PROGRAMS)
+            raise ValueError(f"vagrant provider option session={session!r}: use {choices}")
         _refuse_ignored(options, box=box, build=build, image=image, server=server, port=port)
         default_cache = (
             Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-osworld" / "vagrant"
