@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_osworld.agent import AgentConfig
+from pytest_osworld.agent.contract import AgentConfig
 from pytest_osworld.errors import AgentFailure
 
 from .llm import (

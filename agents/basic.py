@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pytest_osworld.actions import Action, action_from_json
-from pytest_osworld.agent import AgentConfig, AgentStep, Observation
+from pytest_osworld.agent.actions import Action, action_from_json
+from pytest_osworld.agent.contract import AgentConfig, AgentStep, Observation
 from pytest_osworld.errors import AgentFailure
-from pytest_osworld.task import Task
+from pytest_osworld.task.model import Task
 
 
 class NoopAgent:

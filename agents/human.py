@@ -20,10 +20,10 @@ import contextlib
 import queue
 from typing import Any
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentConfig, AgentStep, Observation
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentConfig, AgentStep, Observation
 from pytest_osworld.errors import AgentFailure
-from pytest_osworld.task import Task
+from pytest_osworld.task.model import Task
 
 #: A wait shorter than this is not written into a recorded solution (seconds).
 SHORTEST_WAIT = 0.5

@@ -10,7 +10,7 @@ records the tokens and an estimated cost. A subclass implements one provider's c
 Options come from ``--agent-arg NAME=VALUE`` (:attr:`AgentConfig.args`); see
 :data:`COMMON_ARGS`. ``parse`` picks how answers are read: ``ours`` (the default) or
 ``osworld``, OSWorld's own reading, for comparable scores
-(:data:`~pytest_osworld.parse_osworld.PARSERS`). API keys come from environment variables
+(:data:`~pytest_osworld.agent.parse_osworld.PARSERS`). API keys come from environment variables
 only. They are never logged nor recorded, and every error message is scrubbed of them
 before it leaves.
 
@@ -29,10 +29,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from pytest_osworld.actions import Action, ActionParseError
-from pytest_osworld.agent import AgentConfig, AgentStep, Observation, Usage
-from pytest_osworld.errors import AgentFailure
-from pytest_osworld.observe import (
+from pytest_osworld.agent.actions import Action, ActionParseError
+from pytest_osworld.agent.contract import AgentConfig, AgentStep, Observation, Usage
+from pytest_osworld.agent.observe import (
     DEFAULT_TREE_TOKENS,
     Marks,
     downscale,
@@ -40,10 +39,11 @@ from pytest_osworld.observe import (
     scale_code,
     scale_params,
 )
-from pytest_osworld.observe_osworld import DEFAULT_TREE_FORMAT, TREE_FORMATS, linearize_as, marks_as
-from pytest_osworld.parse import thought_of
-from pytest_osworld.parse_osworld import PARSERS
-from pytest_osworld.task import Task
+from pytest_osworld.agent.observe_osworld import DEFAULT_TREE_FORMAT, TREE_FORMATS, linearize_as, marks_as
+from pytest_osworld.agent.parse import thought_of
+from pytest_osworld.agent.parse_osworld import PARSERS
+from pytest_osworld.errors import AgentFailure
+from pytest_osworld.task.model import Task
 
 from .llm_api import (
     PRICES,

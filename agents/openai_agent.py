@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pytest_osworld.agent import AgentConfig
+from pytest_osworld.agent.contract import AgentConfig
 from pytest_osworld.errors import AgentFailure
 
 from .llm import (

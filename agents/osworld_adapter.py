@@ -5,7 +5,7 @@ actions)``, where ``obs`` is a dict with ``screenshot`` (PNG bytes),
 ``accessibility_tree`` (XML or None), ``terminal`` and ``instruction``, and ``actions``
 is a list of pyautogui strings, computer_13 dicts or ``WAIT``/``DONE``/``FAIL``, or None
 when the agent could not parse its model's answer. :class:`OSWorldAdapter` wraps such
-an object into our :class:`~pytest_osworld.agent.Agent` protocol; a None is a wasted
+an object into our :class:`~pytest_osworld.agent.contract.Agent` protocol; a None is a wasted
 step with a ``parse_error``, not a crash.
 
 A factory for ``--agent mypackage.mymodule:make_agent``::
@@ -34,11 +34,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from pytest_osworld.actions import Action, ActionParseError, action_from_json
-from pytest_osworld.agent import AgentConfig, AgentStep, Observation
-from pytest_osworld.computer13 import validate
+from pytest_osworld.agent.actions import Action, ActionParseError, action_from_json
+from pytest_osworld.agent.computer13 import validate
+from pytest_osworld.agent.contract import AgentConfig, AgentStep, Observation
 from pytest_osworld.errors import AgentFailure
-from pytest_osworld.task import Task
+from pytest_osworld.task.model import Task
 
 #: The parse_error of a step whose inner agent returned no action list.
 NO_ACTIONS = "the agent returned no actions (it could not parse its model's answer)"

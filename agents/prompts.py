@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 
-from pytest_osworld.computer13 import ACTION_TYPES
+from pytest_osworld.agent.computer13 import ACTION_TYPES
 from pytest_osworld.errors import UnknownNameError
 
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")

@@ -16,11 +16,11 @@ import contextlib
 import random
 import string
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentConfig, AgentStep, Observation
-from pytest_osworld.computer13 import to_pyautogui
-from pytest_osworld.observe import png_size
-from pytest_osworld.task import Task
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.computer13 import to_pyautogui
+from pytest_osworld.agent.contract import AgentConfig, AgentStep, Observation
+from pytest_osworld.agent.observe import png_size
+from pytest_osworld.task.model import Task
 
 from .llm import AgentConfigError
 

@@ -22,7 +22,7 @@ from parity import agent_ours
 TREE_ROWS = ("filter", "linearize", "trim", "som_boxes", "som_tags", "som_trim", "som_image")
 PARSE_ROWS = ("parse_actions", "parse_code", "parse_code_som")
 SPECIAL = ("WAIT", "DONE", "FAIL")
-#: The parse modes compared (pytest_osworld.parse_osworld.PARSERS).
+#: The parse modes compared (pytest_osworld.agent.parse_osworld.PARSERS).
 MODES = ("ours", "osworld")
 
 

@@ -11,9 +11,9 @@ import io
 import re
 from typing import Any
 
-from pytest_osworld.actions import ActionParseError
-from pytest_osworld.observe import Marks, Node, resolve_tags
-from pytest_osworld.observe_osworld import (
+from pytest_osworld.agent.actions import ActionParseError
+from pytest_osworld.agent.observe import Marks, Node, resolve_tags
+from pytest_osworld.agent.observe_osworld import (
     kept_elements,
     linearize_osworld,
     set_of_marks_osworld,
@@ -21,10 +21,10 @@ from pytest_osworld.observe_osworld import (
     token_counter,
     trim,
 )
-from pytest_osworld.parse import parse_computer13, parse_pyautogui
-from pytest_osworld.parse_osworld import bind_all_tags, to_osworld
-from pytest_osworld.parse_osworld import parse_code as osworld_code
-from pytest_osworld.parse_osworld import parse_json as osworld_json
+from pytest_osworld.agent.parse import parse_computer13, parse_pyautogui
+from pytest_osworld.agent.parse_osworld import bind_all_tags, to_osworld
+from pytest_osworld.agent.parse_osworld import parse_code as osworld_code
+from pytest_osworld.agent.parse_osworld import parse_json as osworld_json
 
 #: The oracle's second budget (parity/oracle_side/agent_oracle.py), so every table is cut.
 SMALL_BUDGET = 300

@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from parity.e2e_tasks import AssetServer, E2ETask, for_oracle
-from pytest_osworld.actions import action_from_json
-from pytest_osworld.assets import AssetCache, default_cache_dir
-from pytest_osworld.context import TaskContext
+from pytest_osworld.agent.actions import action_from_json
 from pytest_osworld.evaluators.evaluate import evaluate
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 from pytest_osworld.providers.token_relay import TokenRelay
-from pytest_osworld.task import load_task
+from pytest_osworld.task.assets import AssetCache, default_cache_dir
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.model import load_task
 
 MARK = "@@E2E "
 ORACLE_SCRIPT = Path(__file__).resolve().parent / "oracle_side" / "e2e_oracle.py"

@@ -254,18 +254,3 @@ def cases_for(use: MetricUse, pool: FilePool, number: int) -> Iterator[Case]:
             yield Case(
                 f"{prefix}/photo{first}-vs-photo{second}", use.metric, result, use.options, expected, True
             )
-
-
-def build_cases(folder: Path, files: Path) -> list[Case]:
-    """All cases for every metric use of the tasks under ``folder``; files go to ``files``."""
-    pool = FilePool(files)
-    cases: list[Case] = []
-    counts: dict[str, int] = {}
-    from parity.metric_cases_synthetic import synthetic_uses
-
-    uses = read_uses(folder)
-    for use in uses + synthetic_uses({use.metric for use in uses}):
-        number = counts.get(use.metric, 0)
-        counts[use.metric] = number + 1
-        cases.extend(cases_for(use, pool, number))
-    return cases

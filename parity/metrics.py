@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from parity.documented import documented_names
-from parity.metric_cases_tasks import Case, build_cases
+from parity.metric_cases import build_cases
+from parity.metric_cases_tasks import Case
 from parity.oracle_venv import ensure_oracle_venv
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,6 +1,6 @@
 """The suite's self-check (ARCHITECTURE.md section 8): every evaluator proven both ways.
 
-Proves ``tasks/`` with ``pytest-osworld prove`` (:func:`pytest_osworld.prove.prove`: the
+Proves ``tasks/`` with ``pytest-osworld prove`` (:func:`pytest_osworld.commands.prove.prove`: the
 lint, then ``--agent=replay`` and ``--agent=noop`` runs read back from their JUnit reports):
 replay must pass with score 1 on every task (infeasible tasks by saying FAIL) and noop must
 fail with score 0 on every task, with no errors and no skips.
@@ -48,7 +48,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pytest_osworld.prove import (
+from pytest_osworld.commands.prove import (
     UsageProblem,
     count_line,
     find_task_files,

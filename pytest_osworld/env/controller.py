@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.actions import Action
+from pytest_osworld.agent.actions import Action
 from pytest_osworld.errors import OSWorldError
-from pytest_osworld.guest_api import CommandResult, Guest
+from pytest_osworld.guest_client.api import CommandResult, Guest
 
 #: The controller methods offered, as documented in docs/env.md.
 CONTROLLER_METHODS = (
@@ -100,7 +100,7 @@ class Controller:
 
     def execute_action(self, action: dict[str, Any] | str) -> None:
         """Run one computer_13 action (or a special code) as ``DesktopEnv.step`` would."""
-        from pytest_osworld.actions import action_from_json
+        from pytest_osworld.agent.actions import action_from_json
 
         self._act(action_from_json(action))
 

@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.actions import Action, ActionParseError, action_from_json
+from pytest_osworld.agent.actions import Action, ActionParseError, action_from_json
 from pytest_osworld.env.controller import Controller
 from pytest_osworld.env.engine import EngineConfig, EnvError, EpisodeEngine, load_task_config
 from pytest_osworld.evaluators.evaluate import Evaluation
-from pytest_osworld.task import Task
+from pytest_osworld.task.model import Task
 
 #: The action spaces ``step`` understands (OSWorld's two executable ones).
 ACTION_SPACES = ("computer_13", "pyautogui", "claude_computer_use")
@@ -150,7 +150,7 @@ class DesktopEnv:
         """Restore the desktop, run the task's setup steps and return the observation.
 
         ``task_config`` is a task JSON object (OSWorld's way), a task file's path or a
-        :class:`~pytest_osworld.task.Task`; None restores the bare snapshot. Setup failures
+        :class:`~pytest_osworld.task.model.Task`; None restores the bare snapshot. Setup failures
         raise the same explained errors as the pytest items.
         """
         task = load_task_config(task_config, self.task_dir) if task_config is not None else None

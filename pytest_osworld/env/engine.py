@@ -1,19 +1,19 @@
 """The step-wise face of the episode engine, shared by ``DesktopEnv`` and the Gymnasium env.
 
-The pytest item runs a whole episode with :func:`pytest_osworld.runner.run_episode`; an
+The pytest item runs a whole episode with :func:`pytest_osworld.episode.loop.run_episode`; an
 interactive environment needs the same pieces one call at a time. :class:`EpisodeEngine`
 composes them and adds no logic of its own: the offline asset check
-(:func:`pytest_osworld.assets.check_assets_available`), the provider's ``restore``, the
+(:func:`pytest_osworld.task.assets.check_assets_available`), the provider's ``restore``, the
 task's setup steps (:func:`pytest_osworld.setup_steps.run_steps`), the observation
-(:func:`pytest_osworld.runner.observe`), the action (:func:`pytest_osworld.runner.run_action`,
+(:func:`pytest_osworld.episode.loop.observe`), the action (:func:`pytest_osworld.episode.loop.run_action`,
 the very function the pytest episode loop takes each action with), the evaluation
 (:func:`pytest_osworld.evaluators.evaluate.evaluate`) and the check that a failing desktop
-is still alive (:func:`pytest_osworld.runner.environment_gone`). A fix in any of them
+is still alive (:func:`pytest_osworld.episode.loop.environment_gone`). A fix in any of them
 fixes the pytest items and both environments at once.
 
 Each episode keeps per-phase :attr:`EpisodeEngine.timings` (restore, setup, observe,
 actions, postconfig, evaluation, record; ``agent`` stays 0: the agent is the caller's), the
-same :class:`~pytest_osworld.timings.TaskTimings` the pytest items put in ``result.json``;
+same :class:`~pytest_osworld.episode.timings.TaskTimings` the pytest items put in ``result.json``;
 a results folder's ``result.json`` carries them here too.
 
 A desktop that dies under an episode raises :class:`DesktopCrashed` with the provider's
@@ -33,20 +33,20 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from pytest_osworld import __version__
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import Observation, Usage
-from pytest_osworld.assets import AssetCache, check_assets_available, default_cache_dir
-from pytest_osworld.computer13 import to_pyautogui
-from pytest_osworld.context import TaskContext
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.computer13 import to_pyautogui
+from pytest_osworld.agent.contract import Observation, Usage
+from pytest_osworld.episode.loop import StepRecord, environment_gone, observe, provider_note, run_action
+from pytest_osworld.episode.timings import TaskTimings
 from pytest_osworld.errors import EnvironmentFailure, GuestError, GuestUnreachable, OSWorldError
 from pytest_osworld.evaluators.evaluate import Evaluation, evaluate
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 from pytest_osworld.report.results import TaskRecorder, TaskResult
-from pytest_osworld.runner import StepRecord, environment_gone, observe, provider_note, run_action
 from pytest_osworld.setup_steps import run_steps
-from pytest_osworld.task import Task, load_task, parse_task
-from pytest_osworld.timings import TaskTimings
+from pytest_osworld.task.assets import AssetCache, check_assets_available, default_cache_dir
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.model import Task, load_task, parse_task
 
 T = TypeVar("T")
 
@@ -235,7 +235,7 @@ class EpisodeEngine:
     def act(self, action: Action, pause: float = 0.0, min_wait: float = 1.0) -> str | None:
         """Run one action; return its error text (a wasted step) or None.
 
-        The action is taken by :func:`pytest_osworld.runner.run_action`, as in the pytest
+        The action is taken by :func:`pytest_osworld.episode.loop.run_action`, as in the pytest
         items: WAIT sleeps ``pause`` (at least ``min_wait``), DONE and FAIL only join the
         history, an invalid computer_13 action is an error text, not a raise.
         """
@@ -336,7 +336,7 @@ class EpisodeEngine:
     def _check_alive(self, where: str, error: str) -> None:
         """Raise :class:`DesktopCrashed` if the desktop is gone; return if it still answers.
 
-        The same check as the pytest items' (:func:`pytest_osworld.runner.environment_gone`).
+        The same check as the pytest items' (:func:`pytest_osworld.episode.loop.environment_gone`).
         """
         gone = environment_gone(self.guest)
         if gone is not None:

@@ -28,7 +28,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from pytest_osworld.actions import Action, ActionParseError, action_from_json
+from pytest_osworld.agent.actions import Action, ActionParseError, action_from_json
 from pytest_osworld.env.engine import (
     DesktopCrashed,
     EngineConfig,
@@ -44,7 +44,7 @@ from pytest_osworld.env.spaces import (
     pyautogui_space,
     to_osworld_action,
 )
-from pytest_osworld.task import Task, looks_like_task
+from pytest_osworld.task.model import Task, looks_like_task
 
 #: The id the env is registered under.
 ENV_ID = "pytest_osworld/Desktop-v0"

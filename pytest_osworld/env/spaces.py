@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from pytest_osworld.computer13 import ACTION_TYPES, BUTTONS
+from pytest_osworld.agent.computer13 import ACTION_TYPES, BUTTONS
 
 #: computer_13 action types in the order of the ``action_type`` Discrete.
 ACTION_TYPE_NAMES: tuple[str, ...] = tuple(ACTION_TYPES)

@@ -6,16 +6,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.actions import Action
-from pytest_osworld.context import TaskContext
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.episode.timings import TaskTimings
 from pytest_osworld.errors import EvaluationError, GetterError, NeedsCapability, OSWorldError
 from pytest_osworld.evaluators.combine import MetricOutcome, combine
 from pytest_osworld.evaluators.getters import GETTERS
 from pytest_osworld.evaluators.metrics import METRICS
 from pytest_osworld.evaluators.score import as_score
 from pytest_osworld.setup_steps import run_steps
-from pytest_osworld.task import GetterSpec, MetricSpec
-from pytest_osworld.timings import TaskTimings
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.model import GetterSpec, MetricSpec
 
 
 @dataclass

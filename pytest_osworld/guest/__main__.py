@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from pytest_osworld.guest.memory import keep_large_buffers
-from pytest_osworld.guest.server import GuestApp, make_server, serve
+from pytest_osworld.guest.server import GuestApp
+from pytest_osworld.guest.server_http import make_server, serve
 
 
 def main(argv: list[str] | None = None) -> int:

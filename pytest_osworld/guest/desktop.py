@@ -19,7 +19,7 @@ from typing import Any
 
 from pytest_osworld.guest import png
 from pytest_osworld.guest.png import PNG_COMPRESS_LEVEL
-from pytest_osworld.windows import find_window, parse_wmctrl_lx
+from pytest_osworld.guest.x_windows import find_window, parse_wmctrl_lx
 
 __all__ = ["PNG_COMPRESS_LEVEL", "DesktopError", "Screen", "Window"]
 
@@ -190,7 +190,7 @@ def wmctrl(*args: str) -> subprocess.CompletedProcess[str]:
 def window_op(action: str, name: str, strict: bool, by_class: bool) -> bool:
     """Activate (``a``) or close (``c``) the window ``name`` designates; False if none does.
 
-    The window is chosen by :func:`pytest_osworld.windows.find_window` (wmctrl's own
+    The window is chosen by :func:`pytest_osworld.guest.x_windows.find_window` (wmctrl's own
     matching, plus OSWorld's Ubuntu names for this desktop's apps), then acted on by id.
     """
     listing = wmctrl("-l", "-x")

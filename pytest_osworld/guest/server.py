@@ -5,8 +5,8 @@ tools can drive our desktops and our client can drive OSWorld's VMs. What differ
 
 - every request needs ``Authorization: Bearer <token>`` (compared in constant time);
   without it the answer is 401, and malformed requests get a 4xx with a JSON reason;
-- a stalled request is dropped after ``REQUEST_TIMEOUT`` and an idle connection after
-  ``IDLE_TIMEOUT``, so slow clients never hold more than their own thread;
+- a stalled request is dropped after ``server_http.REQUEST_TIMEOUT`` and an idle connection after
+  ``server_http.IDLE_TIMEOUT``, so slow clients never hold more than their own thread;
 - there is no debug mode and no interactive error page;
 - agent code runs in a persistent worker that imported pyautogui once
   (:mod:`pytest_osworld.guest.worker`), not in a new interpreter per action;
@@ -22,11 +22,11 @@ accessibility tree, terminal, screen, cursor, platform). Its neighbours own the 
 - :mod:`~pytest_osworld.guest.input_record`: a person's input, recorded as pyautogui
   actions (``/input/start``, ``/input/take``, ``/input/stop``; ``--agent=human``);
 - :mod:`~pytest_osworld.guest.vnc`: the live view's x11vnc, started when first watched
-  (``GET /vnc`` upgraded to VNC's bytes, ``POST /vnc/input`` to take over);
-- :mod:`~pytest_osworld.guest.server_http`: the HTTP transport, served by
-  :class:`http.server.ThreadingHTTPServer` on a unix socket or loopback TCP.
+  (``GET /vnc`` upgraded to VNC's bytes, ``POST /vnc/input`` to take over).
 
-Their public names are re-exported here.
+Their public names are re-exported here. The HTTP transport,
+:mod:`~pytest_osworld.guest.server_http`, imports this module and not the other way round: the
+app knows nothing of HTTP (``make_server`` and ``serve`` are there, and the limits of a request).
 """
 
 from __future__ import annotations
@@ -50,14 +50,6 @@ from pytest_osworld.guest.server_commands import (
     CommandRoutes,
 )
 from pytest_osworld.guest.server_files import RECORDING_PATH, FileRoutes
-from pytest_osworld.guest.server_http import (
-    IDLE_TIMEOUT,
-    MAX_BODY,
-    REQUEST_TIMEOUT,
-    UNAUTHORIZED_DRAIN,
-    make_server,
-    serve,
-)
 from pytest_osworld.guest.server_protocol import (
     HTTPError,
     Request,
@@ -74,22 +66,16 @@ from pytest_osworld.guest.worker import ActionWorker
 __all__ = [
     "DEFAULT_OPEN_TIMEOUT",
     "DESKTOP_WRAPPERS",
-    "IDLE_TIMEOUT",
-    "MAX_BODY",
     "MAX_OPEN_TIMEOUT",
     "OPENERS",
     "RECORDING_PATH",
-    "REQUEST_TIMEOUT",
-    "UNAUTHORIZED_DRAIN",
     "GuestApp",
     "HTTPError",
     "Request",
     "Response",
     "command_argv",
     "expand_path",
-    "make_server",
     "pyautogui_snippet",
-    "serve",
 ]
 
 

@@ -19,14 +19,14 @@ import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_osworld import __version__
-from pytest_osworld.agent import Agent, Observation
-from pytest_osworld.collect import normalise_app, plain_failure, shard_provenance
+from pytest_osworld.agent.contract import Agent, Observation
 from pytest_osworld.errors import OSWorldError, TaskFileError
 from pytest_osworld.omniact.prompt import one_shot_instruction
 from pytest_osworld.omniact.score import TaskScore, score_script
 from pytest_osworld.omniact.task import OmniactTask, load_omniact_task, looks_like_omniact
+from pytest_osworld.plugin.collect import normalise_app, plain_failure, shard_provenance
+from pytest_osworld.plugin.settings import Settings
 from pytest_osworld.report.results import TaskRecorder, TaskResult
-from pytest_osworld.settings import Settings
 
 #: First line of a failure (tests match it).
 FAIL_HEAD = "OmniACT action score {score:.2f} < {threshold:.2f}: {reason}"

@@ -33,7 +33,7 @@ from typing import Any
 
 from pytest_osworld.errors import TaskFileError
 from pytest_osworld.omniact.score import POINTER_KINDS, Box, ScriptAction, ScriptError, parse_script
-from pytest_osworld.task import EvaluatorSpec, Task
+from pytest_osworld.task.model import EvaluatorSpec, Task
 
 #: The ``domain`` values of the paper's two halves.
 DOMAINS = ("desktop", "web")
@@ -74,7 +74,7 @@ class OmniactTask:
         return self.image.read_bytes()
 
     def agent_task(self) -> Task:
-        """The task as the agent contract's :class:`~pytest_osworld.task.Task`.
+        """The task as the agent contract's :class:`~pytest_osworld.task.model.Task`.
 
         No setup and no evaluator (scoring is offline); the ``solution`` is the gold
         script as one pyautogui code action, then DONE, so ``--agent=replay`` answers

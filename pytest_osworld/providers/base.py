@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
-from pytest_osworld.guest_api import Guest
+from pytest_osworld.guest_client.api import Guest
 
 
 @dataclass(frozen=True)

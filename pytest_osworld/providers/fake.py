@@ -21,7 +21,7 @@ import zlib
 from typing import Any
 
 from pytest_osworld.errors import GuestError
-from pytest_osworld.guest_api import CommandResult
+from pytest_osworld.guest_client.api import CommandResult
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 
 FAKE_LINE = "# fake: write "

@@ -70,8 +70,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_osworld.client import GuestClient
 from pytest_osworld.errors import EnvironmentFailure, GuestError
+from pytest_osworld.guest_client.client import GuestClient
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 from pytest_osworld.providers.local_processes import (
     RUNS_DIR,
@@ -146,7 +146,7 @@ SPARE_NICE = 19
 DEFAULT_TIMEZONE = "Asia/Hong_Kong"
 #: The desktop session unless ``session`` says otherwise: ``gnome``, OSWorld's look (GNOME
 #: Shell with Ubuntu's dock and top bar). ``openbox`` is lighter: the main command at
-#: ``-n 2`` takes 1.21 times as long on gnome (docs/desktop.md, "Sessions").
+#: ``-n 2`` takes 1.21 (quiet machine) to 1.56 (busy one) times as long on gnome (README).
 DEFAULT_SESSION = "gnome"
 #: Where the time zones a desktop can be set to are.
 ZONEINFO = Path("/usr/share/zoneinfo")

@@ -29,8 +29,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from pytest_osworld.client import GuestClient
 from pytest_osworld.errors import EnvironmentFailure, GuestError
+from pytest_osworld.guest_client.client import GuestClient
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 
 OPTIONS = ("pool", "urls", "allow_no_reset", "lock_dir")

@@ -85,7 +85,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.client import GuestClient
+from pytest_osworld.guest_client.client import GuestClient
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 from pytest_osworld.providers.osworld_image import ImportedImage, prepare_image
 from pytest_osworld.providers.vagrant_box import (

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_osworld.client import GuestClient
 from pytest_osworld.errors import GuestError
+from pytest_osworld.guest_client.client import GuestClient
 from pytest_osworld.providers.local_relay import UnixForward
 from pytest_osworld.providers.vagrant_config import VagrantError
 

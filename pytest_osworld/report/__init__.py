@@ -1,1 +1,1 @@
-"""Results on disk, the terminal summary and (later) the HTML report."""
+"""Results on disk, the terminal summary, the HTML report, merging and rescoring."""

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_osworld.cli import Command, add_commands
+from pytest_osworld.commands.cli import Command, add_commands
 from pytest_osworld.report.compare import COMPARISON_NAME, ComparisonError, write_comparison
 from pytest_osworld.report.html import write_report
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_osworld.episode.timings import FIXED_OVERHEAD, PHASES, PROPERTY
 from pytest_osworld.report.summary import result_verdict
-from pytest_osworld.timings import FIXED_OVERHEAD, PHASES, PROPERTY
 
 #: The file a merge writes.
 JUNIT_NAME = "junit.xml"
@@ -215,7 +215,7 @@ def _omniact_properties(result: dict[str, Any], prov: dict[str, Any]) -> list[tu
 
 def _failure_head(result: dict[str, Any]) -> str:
     """The first line of a failed task's message, as the run printed it."""
-    from pytest_osworld.collect import EVAL_ERROR_HEAD, FAIL_HEAD
+    from pytest_osworld.plugin.collect import EVAL_ERROR_HEAD, FAIL_HEAD
 
     reason = str(result.get("reason") or "").split("\n", 1)[0]
     if result.get("outcome") == "eval_error":

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.cli import Command
+from pytest_osworld.commands.cli import Command
 from pytest_osworld.report.junit import (
     JUNIT_NAME,
     JUnitError,
@@ -313,7 +313,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: The ``merge`` subcommand (registered in :data:`pytest_osworld.cli.COMMANDS`).
+#: The ``merge`` subcommand (registered in :data:`pytest_osworld.commands.cli.COMMANDS`).
 COMMAND = Command(
     help="merge results folders (the shards of one run) into one run's results folder",
     add_arguments=add_arguments,

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pytest_osworld import __version__
+from pytest_osworld.episode.loop import EndReason
 from pytest_osworld.errors import OSWorldError
 from pytest_osworld.evaluators.combine import MetricOutcome, combine
 from pytest_osworld.evaluators.evaluate import Evaluation, score_metric
 from pytest_osworld.report.resume import task_folders
-from pytest_osworld.runner import EndReason
 
 RESCORED_NAME = "result.rescored.json"
 

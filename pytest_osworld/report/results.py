@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_osworld.episode.loop import StepRecord
 from pytest_osworld.errors import OSWorldError
-from pytest_osworld.runner import StepRecord
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -61,7 +61,7 @@ class TaskResult:
     instruction: str = ""
     conj: str = "and"
     repeat: int = 1
-    #: Per-phase seconds (:meth:`pytest_osworld.timings.TaskTimings.to_json`); None when
+    #: Per-phase seconds (:meth:`pytest_osworld.episode.timings.TaskTimings.to_json`); None when
     #: the task's clock never started (then ``result.json`` has no ``timings`` key).
     timings: dict[str, Any] | None = None
 

@@ -10,13 +10,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability, OSWorldError, SetupStepError
 from pytest_osworld.registry import Registry
-from pytest_osworld.task import Step
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.model import Step
 
 if TYPE_CHECKING:
-    from pytest_osworld.timings import TaskTimings
+    from pytest_osworld.episode.timings import TaskTimings
 
 StepHandler = Callable[..., None]
 

@@ -6,10 +6,10 @@ import shlex
 import time
 from typing import Any
 
-from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import EnvironmentFailure, GuestError, NeedsCapability
-from pytest_osworld.paths import contained_path
-from pytest_osworld.windows import find_window, parse_wmctrl_lx
+from pytest_osworld.guest.x_windows import find_window, parse_wmctrl_lx
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.paths import contained_path
 
 
 def _command(ctx: TaskContext, command: list[str] | str, shell: bool | str) -> tuple[list[str] | str, bool]:
@@ -97,7 +97,7 @@ def activate_window_step(
 
     Tasks launch an app and activate its window in the next step; OSWorld's VM relies on
     the app being quick. Here the step waits, up to :data:`WINDOW_WAIT_S`, for the window
-    to be listed (as :func:`pytest_osworld.windows.find_window` matches it); when it never
+    to be listed (as :func:`pytest_osworld.guest.x_windows.find_window` matches it); when it never
     shows (or wmctrl is missing) it activates anyway, which, as in OSWorld, does nothing.
     """
     deadline = time.monotonic() + WINDOW_WAIT_S

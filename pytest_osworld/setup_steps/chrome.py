@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.context import NO_NETWORK, TaskContext
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
+from pytest_osworld.task.context import NO_NETWORK, TaskContext
 
 HISTORY_PATH = "/home/user/.config/google-chrome/Default/History"
 #: Microseconds between 1601-01-01 (Chrome's epoch) and 1970-01-01.

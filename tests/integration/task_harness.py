@@ -11,15 +11,15 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.agent import AgentConfig
+from pytest_osworld.agent.contract import AgentConfig
 from pytest_osworld.agents.basic import ReplayAgent
-from pytest_osworld.assets import AssetCache
-from pytest_osworld.context import TaskContext
+from pytest_osworld.episode.loop import Budget, Episode, run_episode
 from pytest_osworld.evaluators.evaluate import Evaluation, evaluate
 from pytest_osworld.providers.base import Provider
-from pytest_osworld.runner import Budget, Episode, run_episode
 from pytest_osworld.setup_steps import run_steps
-from pytest_osworld.task import Task, load_task
+from pytest_osworld.task.assets import AssetCache
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.model import Task, load_task
 
 
 def with_solution_line(task: Task, index: int, replacement: str | dict[str, Any]) -> Task:

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import pytest
 
-from pytest_osworld.guest_api import Guest
+from pytest_osworld.guest_client.api import Guest
 from pytest_osworld.providers.base import ProviderConfig
 from pytest_osworld.providers.local import LocalProvider
 

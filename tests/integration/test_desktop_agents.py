@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.agent import AgentConfig
+from pytest_osworld.agent.contract import AgentConfig
+from pytest_osworld.agent.observe import filter_nodes, resolve_tags, set_of_marks
 from pytest_osworld.agents.random_agent import RandomAgent
-from pytest_osworld.observe import filter_nodes, resolve_tags, set_of_marks
-from pytest_osworld.runner import Budget, EndReason, observe, run_episode
-from pytest_osworld.task import load_task
+from pytest_osworld.episode.loop import Budget, EndReason, observe, run_episode
+from pytest_osworld.task.model import load_task
 
 pytestmark = pytest.mark.desktop
 

@@ -13,8 +13,8 @@ from typing import TypeVar
 
 import pytest
 
-from pytest_osworld.client import GuestClient
 from pytest_osworld.errors import GuestError
+from pytest_osworld.guest_client.client import GuestClient
 from pytest_osworld.providers.base import Environment, ProviderConfig
 from pytest_osworld.providers.local import LocalProvider
 

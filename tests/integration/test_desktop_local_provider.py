@@ -190,7 +190,7 @@ def test_a_spare_that_keeps_its_low_weight_is_not_used(tmp_path_factory, monkeyp
 
 @pytest.mark.parametrize("part", ["sandbox", "xvfb"])
 def test_a_spare_that_broke_while_waiting_is_replaced_by_a_cold_start(tmp_path_factory, part):
-    from pytest_osworld.client import GuestClient
+    from pytest_osworld.guest_client.client import GuestClient
 
     # A short ready_timeout: a spare whose X died never gets ready, and is given up then.
     provider = make_provider(f"itest-broken-spare-{part}", tmp_path_factory, options={"ready_timeout": "20"})

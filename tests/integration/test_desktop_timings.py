@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_osworld.timings import PHASES
+from pytest_osworld.episode.timings import PHASES
 
 pytestmark = pytest.mark.desktop
 

@@ -15,9 +15,10 @@ import pytest
 from rfb import RfbClient
 from Xlib import display
 
-from pytest_osworld.client import GuestClient
 from pytest_osworld.errors import GuestError
-from pytest_osworld.guest.server import GuestApp, make_server
+from pytest_osworld.guest.server import GuestApp
+from pytest_osworld.guest.server_http import make_server
+from pytest_osworld.guest_client.client import GuestClient
 
 pytestmark = [
     pytest.mark.desktop,

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.assets import AssetCache
-from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import GetterError, NeedsCapability, SetupStepError
 from pytest_osworld.evaluators.getters import GETTERS
 from pytest_osworld.setup_steps import run_steps
-from pytest_osworld.task import Step, load_task
+from pytest_osworld.task.assets import AssetCache
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.model import Step, load_task
 
 pytestmark = pytest.mark.desktop
 

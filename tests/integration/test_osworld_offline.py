@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.prove import noop_verdict, read_cases
+from pytest_osworld.commands.prove import noop_verdict, read_cases
 
 pytestmark = pytest.mark.desktop
 
@@ -179,8 +179,8 @@ HF = "huggingface.co/datasets/xlangai/ubuntu_osworld_file_cache/resolve/main"
 #: short): the prompt's own path filled in (typing earlier mixes with it), the folder's
 #: .vscode listed, the reloaded window showing the folder in its Explorer.
 OPEN_FOLDER_AGENT = '''
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentStep
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentStep
 
 WAITS = "from pytest_osworld.guest.waits import wait_element, wait_window\\n"
 PROMPT = "wait_element('entry', 'Open Folder', app='Chromium', partial=True, state='focused', text={path!r}, timeout=25)"

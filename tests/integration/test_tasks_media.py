@@ -14,7 +14,7 @@ import pytest
 from task_harness import run_task, with_solution_line
 
 from pytest_osworld.providers.local import LocalProvider
-from pytest_osworld.task import load_task
+from pytest_osworld.task.model import load_task
 
 pytestmark = pytest.mark.desktop
 

@@ -21,7 +21,7 @@ from task_harness import run_task, with_solution_line
 
 from pytest_osworld.errors import NeedsCapability
 from pytest_osworld.providers.local import LocalProvider
-from pytest_osworld.task import load_task
+from pytest_osworld.task.model import load_task
 
 pytestmark = pytest.mark.desktop
 

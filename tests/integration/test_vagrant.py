@@ -457,7 +457,7 @@ def test_full_box_gnome_session_through_desktop_env(netns: str, cache_dir: Path,
     from PIL import Image, ImageStat
 
     from pytest_osworld.env import DesktopEnv
-    from pytest_osworld.task import load_task
+    from pytest_osworld.task.model import load_task
 
     task = load_task(DOCK_TASK)
     options = {

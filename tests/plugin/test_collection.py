@@ -237,7 +237,7 @@ def test_header_shows_settings(pytester: pytest.Pytester, write_task) -> None:
 
 
 def test_every_option_has_an_ini_twin_in_help(pytester: pytest.Pytester) -> None:
-    from pytest_osworld.settings import OPTIONS
+    from pytest_osworld.plugin.settings import OPTIONS
 
     result = pytester.runpytest("--help")
     out = result.stdout.str()
@@ -304,7 +304,7 @@ def test_our_suite_is_ready_for_the_self_check(pytester: pytest.Pytester) -> Non
     """ARCHITECTURE.md section 8, the part that needs no desktop: every task of ``tasks/``
     collects, and each OSWorld-format task has a solution that ends as its evaluator wants
     (FAIL for an infeasible task, DONE otherwise), so replay can score 1 and noop 0."""
-    from pytest_osworld.task import load_task
+    from pytest_osworld.task.model import load_task
 
     result = pytester.runpytest("--collect-only", "-q", str(SUITE))
     items, errors = _collected(result)

@@ -7,15 +7,15 @@ import re
 
 import pytest
 
-from pytest_osworld.terminal import XDIST_STEP_NOTE, action_kind, step_line
+from pytest_osworld.plugin.terminal import XDIST_STEP_NOTE, action_kind, step_line
 
 pytestmark = pytest.mark.usefixtures("fake_ini")
 
 SLOW_AGENT = """
 import time
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentStep
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentStep
 
 
 class Slow:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.cli import main as cli_main
+from pytest_osworld.commands.cli import main as cli_main
 from pytest_osworld.report.merge import (
     ALLOW_MISMATCH,
     DUPLICATE_TASK,

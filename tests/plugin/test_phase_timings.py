@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.timings import PHASES
+from pytest_osworld.episode.timings import PHASES
 
 pytestmark = pytest.mark.usefixtures("fake_ini")
 
@@ -29,8 +29,8 @@ SLOW_ENV = f'''
 import time
 from dataclasses import replace
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentStep
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentStep
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.fake import FakeGuest, FakeProvider
 

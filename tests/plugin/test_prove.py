@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.assets import AssetCache
-from pytest_osworld.cli import main
-from pytest_osworld.prove import (
+from pytest_osworld.commands.cli import main
+from pytest_osworld.commands.prove import (
     COUNT,
     COUNT_KNOWN,
     DONE_INSTEAD,
@@ -29,7 +28,14 @@ from pytest_osworld.prove import (
     mutations,
     split_items,
 )
-from pytest_osworld.prove_lint import ASSET_MISSING, ASSET_NOT_CACHED, HOME, NO_SOLUTION, OUTSIDE_HOME
+from pytest_osworld.commands.prove_lint import (
+    ASSET_MISSING,
+    ASSET_NOT_CACHED,
+    HOME,
+    NO_SOLUTION,
+    OUTSIDE_HOME,
+)
+from pytest_osworld.task.assets import AssetCache
 from tests.plugin.conftest import WRITE_HELLO
 
 pytestmark = pytest.mark.usefixtures("fake_ini")
@@ -89,7 +95,7 @@ def test_without_noop_only_the_replay_runs(
 ) -> None:
     """``with_noop=False`` (the self-check's OSWorld replay): the same noop-passing task is
     proven by its replay alone, and no noop run is made."""
-    from pytest_osworld.prove import prove as prove_paths
+    from pytest_osworld.commands.prove import prove as prove_paths
 
     write_task()
     work = tmp_path / "work"

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.usefixtures("fake_ini")
 SLOW_AGENT = '''
 import time
 from pathlib import Path
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentStep
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentStep
 
 
 class SlowAgent:

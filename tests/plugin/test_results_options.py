@@ -102,8 +102,8 @@ def test_rescore_of_a_missing_folder_is_a_usage_error(pytester: pytest.Pytester)
 
 FLAKY_AGENT = '''
 from pathlib import Path
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentStep
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentStep
 
 
 class Flaky:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.prove import COUNT, REPLAY_LOW
+from pytest_osworld.commands.prove import COUNT, REPLAY_LOW
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "selfcheck.py"
 spec = importlib.util.spec_from_file_location("selfcheck", SCRIPT)

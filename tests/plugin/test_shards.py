@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.settings import NO_RESULTS_FOLDER, SHARD_DURATIONS_ALONE, SHARD_PROBLEM
+from pytest_osworld.plugin.settings import NO_RESULTS_FOLDER, SHARD_DURATIONS_ALONE, SHARD_PROBLEM
 
 pytestmark = pytest.mark.usefixtures("fake_ini")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld import preflight
+from pytest_osworld.plugin import preflight
 from pytest_osworld.providers.vagrant import VagrantProvider
 
 SPY_CONFTEST = """
@@ -36,8 +36,8 @@ PROVIDERS.register("spy", SpyProvider)
 """
 
 MY_AGENTS = """
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentStep
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentStep
 
 NAME = "not a factory"
 
@@ -193,8 +193,7 @@ def test_agent_class_that_takes_no_config(pytester: pytest.Pytester, spy: Path) 
             "  pytest_osworld.agent.AgentConfig; what it returns needs reset(task) and",
             "  act(instruction, observation) -> AgentStep (close() is optional). For example:",
             "",
-            "    from pytest_osworld.actions import Action",
-            "    from pytest_osworld.agent import AgentConfig, AgentStep, Observation",
+            "    from pytest_osworld.agent import Action, AgentConfig, AgentStep, Observation",
             "",
             "    class NoConfig:",
             "        def __init__(self, config: AgentConfig) -> None:",

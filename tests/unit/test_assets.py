@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.assets import AssetCache, AssetError
 from pytest_osworld.errors import AssetMissing
+from pytest_osworld.task.assets import AssetCache, AssetError
 
 HF = "https://huggingface.co/datasets/xlangai/ubuntu_osworld_file_cache/resolve/main/os/abc/file.xlsx"
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_osworld.actions import Action, ActionParseError, action_from_json
-from pytest_osworld.computer13 import to_pyautogui
+from pytest_osworld.agent.actions import Action, ActionParseError, action_from_json
+from pytest_osworld.agent.computer13 import to_pyautogui
 
 
 @pytest.mark.parametrize(

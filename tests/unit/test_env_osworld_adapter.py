@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.agent import AgentConfig, Observation
+from pytest_osworld.agent.contract import AgentConfig, Observation
 from pytest_osworld.agents.osworld_adapter import (
     AGENTS_DIR_ENV,
     OSWorldAdapter,

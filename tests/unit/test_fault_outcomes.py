@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.client import GuestClient
-from pytest_osworld.collect import _raise_if_environment_died
 from pytest_osworld.errors import EnvironmentFailure, GuestError, GuestUnreachable
+from pytest_osworld.guest_client.client import GuestClient
+from pytest_osworld.plugin.collect import _raise_if_environment_died
 
 
 class Guest:

@@ -13,7 +13,7 @@ from pytest_osworld.evaluators.getters.apps import (
     VIDEO_TYPES_COUNTED_ONCE,
     get_default_video_player,
 )
-from pytest_osworld.guest_api import CommandResult
+from pytest_osworld.guest_client.api import CommandResult
 
 
 class _MimeGuest:

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.client import GuestClient
 from pytest_osworld.errors import GuestError
-from pytest_osworld.guest.server import GuestApp, make_server
+from pytest_osworld.guest.server import GuestApp
+from pytest_osworld.guest.server_http import make_server
 from pytest_osworld.guest.worker import ActionWorker, WorkerResult, run_code
-from pytest_osworld.guest_api import CommandResult, Guest
+from pytest_osworld.guest_client.api import CommandResult, Guest
+from pytest_osworld.guest_client.client import GuestClient
 
 TOKEN = "client-test-token"
 

@@ -21,9 +21,9 @@ from pytest_osworld.guest.server import (
     HTTPError,
     Request,
     command_argv,
-    make_server,
     pyautogui_snippet,
 )
+from pytest_osworld.guest.server_http import make_server
 from pytest_osworld.guest.worker import ActionWorker, WorkerResult, run_code
 
 TOKEN = "s3cret-token"

@@ -1,4 +1,4 @@
-"""Which host and worker a result names (``pytest_osworld.host``)."""
+"""Which host and worker a result names (``pytest_osworld.plugin.ran_on``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.host import host_name, network_namespace, worker_name
+from pytest_osworld.plugin.ran_on import host_name, network_namespace, worker_name
 
 
 def test_no_named_namespace_dir(tmp_path: Path) -> None:
@@ -44,7 +44,7 @@ def test_host_name_inside_ip_netns() -> None:
     name = f"osw-host-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", name], check=True)
     try:
-        code = "from pytest_osworld.host import host_name; print(host_name())"
+        code = "from pytest_osworld.plugin.ran_on import host_name; print(host_name())"
         out = subprocess.run(
             ["ip", "netns", "exec", name, sys.executable, "-c", code],
             capture_output=True,

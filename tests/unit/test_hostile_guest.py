@@ -25,12 +25,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_osworld import client as client_module
-from pytest_osworld.client import GuestClient
 from pytest_osworld.errors import GuestUnreachable
 from pytest_osworld.guest import server as server_module
-from pytest_osworld.guest.server import MAX_BODY, GuestApp, make_server
+from pytest_osworld.guest import server_http
+from pytest_osworld.guest.server import GuestApp
+from pytest_osworld.guest.server_http import MAX_BODY, make_server
 from pytest_osworld.guest.worker import ActionWorker, WorkerResult
+from pytest_osworld.guest_client import client as client_module
+from pytest_osworld.guest_client.client import GuestClient
 
 TOKEN = "hostile-test-token"
 #: Short timeouts for the test server (the defaults are a minute and an hour).
@@ -559,8 +561,8 @@ def test_a_stale_connection_is_what_the_client_avoids(guest: Guest) -> None:
 
 
 def test_the_default_timeouts_leave_room_for_slow_agents() -> None:
-    assert client_module.REUSE_IDLE_S < server_module.IDLE_TIMEOUT
-    assert server_module.IDLE_TIMEOUT >= 600 and 10 <= server_module.REQUEST_TIMEOUT <= 300
+    assert client_module.REUSE_IDLE_S < server_http.IDLE_TIMEOUT
+    assert server_http.IDLE_TIMEOUT >= 600 and 10 <= server_http.REQUEST_TIMEOUT <= 300
 
 
 # -- where the server listens -------------------------------------------------------------------
@@ -583,7 +585,7 @@ def test_the_socket_is_never_created_with_wider_permissions(
         seen.append(stat.S_IMODE(os.stat(path).st_mode))
         real_chmod(path, mode, *args, **kwargs)
 
-    monkeypatch.setattr(server_module.os, "chmod", spy)
+    monkeypatch.setattr(server_http.os, "chmod", spy)
     old = os.umask(0)
     try:
         server = make_server(GuestApp(TOKEN, worker=InertWorker()), unix_socket=str(tmp_path / "s.sock"))

@@ -22,20 +22,20 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.assets import AssetCache, AssetError, AssetTooLarge
-from pytest_osworld.client import GuestClient
-from pytest_osworld.context import TaskContext
+from pytest_osworld.agent.observe import MAX_TREE_CHARS, filter_nodes
 from pytest_osworld.errors import EnvironmentFailure, GetterError, GuestError, TaskFileError
 from pytest_osworld.evaluators.getters import GETTERS
 from pytest_osworld.evaluators.metrics import chrome as chrome_metrics
 from pytest_osworld.evaluators.metrics.chrome import _safe_extract, compare_archive
 from pytest_osworld.evaluators.metrics.general import check_accessibility_tree
-from pytest_osworld.observe import MAX_TREE_CHARS, filter_nodes
-from pytest_osworld.paths import MAX_NAME_BYTES, contained_path
+from pytest_osworld.guest_client.client import GuestClient
 from pytest_osworld.providers.fake import FakeGuest
 from pytest_osworld.report.results import MAX_COMPONENT, TaskRecorder, safe_component
 from pytest_osworld.setup_steps.basic import execute_step
-from pytest_osworld.task import load_task, parse_task
+from pytest_osworld.task.assets import AssetCache, AssetError, AssetTooLarge
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.model import load_task, parse_task
+from pytest_osworld.task.paths import MAX_NAME_BYTES, contained_path
 
 SECRET = "TOP-SECRET-HOST-FILE"
 
@@ -588,7 +588,7 @@ def test_deep_nesting_is_handled_without_recursion_errors() -> None:
 
 
 def test_trees_over_the_size_limit_are_refused_with_the_limit_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_osworld.observe as observe
+    import pytest_osworld.agent.observe as observe
 
     monkeypatch.setattr(observe, "MAX_TREE_CHARS", 1000)
     with pytest.raises(ValueError, match="characters, over the limit of 1000"):

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_osworld.assets import AssetCache
-from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import SetupStepError, TaskFileError
 from pytest_osworld.evaluators.evaluate import evaluate
 from pytest_osworld.providers.fake import FakeGuest
 from pytest_osworld.setup_steps import run_steps
-from pytest_osworld.task import load_task, parse_task
+from pytest_osworld.task.assets import AssetCache
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.model import load_task, parse_task
 
 MULTI: dict[str, Any] = {
     "id": "0a1b2c3d-hostile",

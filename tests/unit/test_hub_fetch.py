@@ -29,9 +29,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld import hub
-from pytest_osworld.assets import AssetCache
-from pytest_osworld.hub import FetchUsageError, HubFile, fetch_urls, parse_hub_url, task_urls
+from pytest_osworld.commands import fetch_assets as hub
+from pytest_osworld.commands.fetch_assets import (
+    FetchUsageError,
+    HubFile,
+    fetch_urls,
+    parse_hub_url,
+    task_urls,
+)
+from pytest_osworld.task.assets import AssetCache
 
 REPO = "xlangai/ubuntu_osworld_file_cache"
 BASE = f"https://huggingface.co/datasets/{REPO}/resolve/main"
@@ -538,7 +544,7 @@ def test_the_console_script_runs_against_hf_endpoint(
     assert script.load() is hub.main
     env = {**os.environ, "HF_ENDPOINT": stand_in.endpoint, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_osworld.hub", str(tmp_path / "tasks")],
+        [sys.executable, "-m", "pytest_osworld.commands.fetch_assets", str(tmp_path / "tasks")],
         env=env,
         capture_output=True,
         text=True,

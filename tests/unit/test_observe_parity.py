@@ -23,7 +23,7 @@ from parity.agent_facing import FUZZED_APPS, QUICK_VARIANTS
 from parity.agent_fuzz import handpicked
 from parity.agent_tree_fuzz import variants
 from parity.documented import documented_names
-from pytest_osworld.observe_osworld import (
+from pytest_osworld.agent.observe_osworld import (
     CUT_MARK,
     OSWORLD_HEADER,
     linearize_as,
@@ -105,7 +105,7 @@ def test_a_box_counts_the_marks_drawn_before_it() -> None:
     """A flat area that an earlier box's outline crosses is no longer flat (OSWorld's order)."""
     from PIL import Image, ImageDraw
 
-    from pytest_osworld.observe_osworld import set_of_marks_osworld
+    from pytest_osworld.agent.observe_osworld import set_of_marks_osworld
 
     image = Image.new("RGB", (120, 80), "white")
     ImageDraw.Draw(image).rectangle((14, 14, 20, 20), fill="black")
@@ -142,7 +142,7 @@ def test_scaled_positions_are_divided() -> None:
 
 
 def test_estimate_trim_cuts_at_a_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pytest_osworld.observe_osworld.token_counter", lambda: None)
+    monkeypatch.setattr("pytest_osworld.agent.observe_osworld.token_counter", lambda: None)
     full = BY_APP["calc"]["linearize"]
     cut = trim(full, 300)
     assert cut.endswith(CUT_MARK) and full.startswith(cut.removesuffix(CUT_MARK))

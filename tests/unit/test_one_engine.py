@@ -9,18 +9,25 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentStep, Observation
-from pytest_osworld.assets import AssetCache, check_assets_available
-from pytest_osworld.computer13 import to_pyautogui
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.computer13 import to_pyautogui
+from pytest_osworld.agent.contract import AgentStep, Observation
 from pytest_osworld.env.engine import EngineConfig, EpisodeEngine
+from pytest_osworld.episode.loop import (
+    Budget,
+    environment_gone,
+    observe,
+    provider_note,
+    run_action,
+    run_episode,
+)
 from pytest_osworld.errors import AssetMissing, GuestError, GuestUnreachable
-from pytest_osworld.fixtures import check_assets_available as from_fixtures
-from pytest_osworld.guest_api import CommandResult
+from pytest_osworld.guest_client.api import CommandResult
+from pytest_osworld.plugin.fixtures import check_assets_available as from_fixtures
 from pytest_osworld.providers.base import ProviderConfig
 from pytest_osworld.providers.fake import FakeGuest, FakeProvider
-from pytest_osworld.runner import Budget, environment_gone, observe, provider_note, run_action, run_episode
-from pytest_osworld.task import Task, load_task
+from pytest_osworld.task.assets import AssetCache, check_assets_available
+from pytest_osworld.task.model import Task, load_task
 
 BAD_CLICK = Action("computer_13", params={"action_type": "CLICK", "parameters": {"x": "left"}})
 WRITE = Action("code", code="# fake: write /home/user/out.txt hello")

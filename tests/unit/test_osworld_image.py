@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 from test_hub_fetch import StandIn, _hf_env, stand_in  # noqa: F401 (fixtures)
 
-from pytest_osworld import image_fetch
+from pytest_osworld.commands import fetch_image as image_fetch
+from pytest_osworld.plugin.settings import Settings
 from pytest_osworld.providers.osworld_image import BOX_PREFIX, file_sha256, prepare_image
 from pytest_osworld.providers.vagrant import VagrantOptions, VagrantProvider
 from pytest_osworld.providers.vagrant_config import VagrantError, vagrant_env
-from pytest_osworld.settings import Settings
 
 needs_qemu_img = pytest.mark.skipif(shutil.which("qemu-img") is None, reason="needs qemu-img")
 
@@ -252,7 +252,7 @@ def test_download_interrupted_then_run_again_resumes(stand_in: StandIn, tmp_path
 
     data = _image_stand_in(stand_in, 3 * constants.DOWNLOAD_CHUNK_SIZE)
     stand_in.stall_after["Ubuntu.qcow2.zip"] = 2 * constants.DOWNLOAD_CHUNK_SIZE + 10
-    argv = [sys.executable, "-m", "pytest_osworld.image_fetch", "download", "--dest", str(tmp_path / "img")]
+    argv = [sys.executable, "-m", "pytest_osworld.commands.fetch_image", "download", "--dest", str(tmp_path / "img")]
     argv += ["--endpoint", stand_in.endpoint]
     # SIGINT as a terminal gives it: a run started in the background by a non-interactive
     # shell (`.ci/run &`) inherits it ignored, and Python then never raises KeyboardInterrupt.

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.selection import load_known_broken
-from pytest_osworld.solutions import load_solutions
-from pytest_osworld.task import load_task
+from pytest_osworld.plugin.selection import load_known_broken
+from pytest_osworld.task.model import load_task
+from pytest_osworld.task.solutions import load_solutions
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "tasks" / "osworld_solutions.json"

@@ -12,7 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from parity.aggregate import exit_code, table
 from parity.documented import documented_names, parse_documented
-from parity.metric_cases_tasks import Case, _mutate, build_cases, read_uses, value_candidates
+from parity.metric_cases import build_cases
+from parity.metric_cases_tasks import Case, _mutate, read_uses, value_candidates
 from parity.metrics import compare
 
 DOC = """# Parity

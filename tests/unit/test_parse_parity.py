@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_osworld.actions import ActionParseError
-from pytest_osworld.parse import fenced_blocks, parse_pyautogui
+from pytest_osworld.agent.actions import ActionParseError
+from pytest_osworld.agent.parse import fenced_blocks, parse_pyautogui
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,14 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.assets import AssetCache
-from pytest_osworld.reachability import NO_NETWORK, no_network_line, uncached_downloads, why_unreachable
-from pytest_osworld.task import Task, load_task
+from pytest_osworld.plugin.reachability import (
+    NO_NETWORK,
+    no_network_line,
+    uncached_downloads,
+    why_unreachable,
+)
+from pytest_osworld.task.assets import AssetCache
+from pytest_osworld.task.model import Task, load_task
 
 
 def make_task(folder: Path, task_id: str, urls: list[str], cloud: list[str] | None = None) -> Task:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentStep, Observation, Usage
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentStep, Observation, Usage
+from pytest_osworld.episode.loop import Budget, EndReason, run_episode
 from pytest_osworld.errors import GuestError
 from pytest_osworld.providers.fake import FakeGuest
-from pytest_osworld.runner import Budget, EndReason, run_episode
-from pytest_osworld.task import load_task
+from pytest_osworld.task.model import load_task
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osworld.shards import (
+from pytest_osworld.plugin.shards import (
     Unit,
     load_durations,
     split_by_count,

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_osworld.errors import TaskFileError
-from pytest_osworld.task import Task, load_task
+from pytest_osworld.task.model import Task, load_task
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

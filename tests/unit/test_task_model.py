@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from pytest_osworld.errors import TaskFileError
-from pytest_osworld.task import load_task, looks_like_task
+from pytest_osworld.task.model import load_task, looks_like_task
 
 OSWORLD = Path(__file__).resolve().parents[3] / "shared" / "osworld" / "examples"
 

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AgentStep, Observation
-from pytest_osworld.assets import AssetCache
-from pytest_osworld.context import TaskContext
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentStep, Observation
+from pytest_osworld.episode.loop import Budget, run_episode
+from pytest_osworld.episode.timings import PHASES, TaskTimings, UnknownPhase
 from pytest_osworld.errors import SetupStepError
 from pytest_osworld.evaluators.evaluate import evaluate
 from pytest_osworld.providers.fake import FakeGuest
-from pytest_osworld.runner import Budget, run_episode
 from pytest_osworld.setup_steps import run_steps
-from pytest_osworld.task import Step, Task, load_task
-from pytest_osworld.timings import PHASES, TaskTimings, UnknownPhase
+from pytest_osworld.task.assets import AssetCache
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.model import Step, Task, load_task
 
 
 class Clock:

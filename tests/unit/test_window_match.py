@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_osworld.windows import find_window, parse_wmctrl_lx
+from pytest_osworld.guest.x_windows import find_window, parse_wmctrl_lx
 
 LISTING = (
     "0x01a00003  0 Code.Code  myhost Keyboard Shortcuts - Visual Studio Code\n"

@@ -9,9 +9,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import GetterError, NeedsCapability
-from pytest_osworld.paths import contained_path
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.paths import contained_path
 
 VLC_STATUS_SCRIPT = """
 import base64, sys, urllib.request

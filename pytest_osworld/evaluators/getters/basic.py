@@ -6,15 +6,15 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import GetterError, GuestError
-from pytest_osworld.paths import contained_path
+from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.paths import contained_path
 
 
 def _dest(ctx: TaskContext, name: object, what: str = "dest") -> Path:
     """A file under the task's work folder (its parent created); unsafe names are refused.
 
-    See :func:`pytest_osworld.paths.contained_path` for what is refused: a
+    See :func:`pytest_osworld.task.paths.contained_path` for what is refused: a
     :class:`GetterError` naming the field and the folder.
     """
     target = contained_path(ctx.work_dir, name, what=what, error=GetterError)

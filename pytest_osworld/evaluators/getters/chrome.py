@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.context import NO_NETWORK, TaskContext
 from pytest_osworld.errors import GetterError, NeedsCapability
-from pytest_osworld.paths import contained_path
+from pytest_osworld.task.context import NO_NETWORK, TaskContext
+from pytest_osworld.task.paths import contained_path
 
 PROFILE = "/home/user/.config/google-chrome/Default"
 OMNIBOX_NAMES = ("Address and search bar",)

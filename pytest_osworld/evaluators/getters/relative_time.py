@@ -14,8 +14,8 @@ import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from pytest_osworld.context import TaskContext
 from pytest_osworld.errors import GetterError
+from pytest_osworld.task.context import TaskContext
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 NUMBERS = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from agent_wire import ProviderServer, start
 
-from pytest_osworld.task import Task, load_task
+from pytest_osworld.task.model import Task, load_task
 
 _PROVIDER_ENV = (
     "ANTHROPIC_API_KEY",

@@ -7,8 +7,8 @@ import io
 import pytest
 from PIL import Image, ImageDraw
 
-from pytest_osworld.actions import ActionParseError
-from pytest_osworld.observe import (
+from pytest_osworld.agent.actions import ActionParseError
+from pytest_osworld.agent.observe import (
     MARKS_HEADER,
     TREE_HEADER,
     TRUNCATED,

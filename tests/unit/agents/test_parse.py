@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_osworld.actions import Action, ActionParseError
-from pytest_osworld.errors import UnknownNameError
-from pytest_osworld.parse import (
+from pytest_osworld.agent.actions import Action, ActionParseError
+from pytest_osworld.agent.parse import (
     NO_ACTION,
     fenced_blocks,
     parse_actions,
@@ -14,6 +13,7 @@ from pytest_osworld.parse import (
     parse_pyautogui,
     thought_of,
 )
+from pytest_osworld.errors import UnknownNameError
 
 
 def code(text: str) -> Action:

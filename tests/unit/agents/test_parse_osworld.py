@@ -17,13 +17,11 @@ from agent_wire import FAKE_KEY, with_text
 from parity import agent_ours
 from parity.agent_compare import Tally, compare_outputs
 from parity.agent_fuzz import handpicked
-from pytest_osworld.actions import Action, ActionParseError
-from pytest_osworld.agent import AGENTS, AgentConfig
-from pytest_osworld.agents.llm import COMMON_ARGS, PARSE_FEEDBACK, AgentConfigError
-from pytest_osworld.errors import UnknownNameError
-from pytest_osworld.observe import Marks, Node
-from pytest_osworld.parse import parse_actions
-from pytest_osworld.parse_osworld import (
+from pytest_osworld.agent.actions import Action, ActionParseError
+from pytest_osworld.agent.contract import AGENTS, AgentConfig
+from pytest_osworld.agent.observe import Marks, Node
+from pytest_osworld.agent.parse import parse_actions
+from pytest_osworld.agent.parse_osworld import (
     NO_CODE,
     PARSERS,
     RAW_VALUE,
@@ -33,8 +31,10 @@ from pytest_osworld.parse_osworld import (
     parse_osworld,
     to_osworld,
 )
+from pytest_osworld.agents.llm import COMMON_ARGS, PARSE_FEEDBACK, AgentConfigError
+from pytest_osworld.episode.loop import Budget, EndReason, run_episode
+from pytest_osworld.errors import UnknownNameError
 from pytest_osworld.providers.fake import FakeGuest
-from pytest_osworld.runner import Budget, EndReason, run_episode
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "data" / "a11y_trees" / "osworld_results.json.gz"

@@ -10,12 +10,12 @@ import pytest
 from agent_wire import FAKE_KEY, with_text
 from PIL import Image, ImageDraw
 
-from pytest_osworld.agent import AGENTS, AgentConfig, Observation
+from pytest_osworld.agent.contract import AGENTS, AgentConfig, Observation
+from pytest_osworld.agent.observe import png_size
 from pytest_osworld.agents.llm import Completion, PromptAgent, http_failure
+from pytest_osworld.episode.loop import Budget, EndReason, run_episode
 from pytest_osworld.errors import AgentFailure, UnknownNameError
-from pytest_osworld.observe import png_size
 from pytest_osworld.providers.fake import FakeGuest
-from pytest_osworld.runner import Budget, EndReason, run_episode
 
 NS = (
     'xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '

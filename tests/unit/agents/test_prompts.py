@@ -38,7 +38,7 @@ def test_pyautogui_rules_and_som_tags() -> None:
 
 
 def test_computer13_lists_every_action_type() -> None:
-    from pytest_osworld.computer13 import ACTION_TYPES
+    from pytest_osworld.agent.computer13 import ACTION_TYPES
 
     text = system_prompt("screenshot", "computer_13", password="p", screen_size=(1920, 1080))
     for name in ACTION_TYPES:

@@ -6,14 +6,14 @@ import ast
 
 import pytest
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AGENTS, AgentConfig, Observation
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.computer13 import validate
+from pytest_osworld.agent.contract import AGENTS, AgentConfig, Observation
 from pytest_osworld.agents.osworld_adapter import NO_ACTIONS, OSWorldAdapter
 from pytest_osworld.agents.random_agent import SAFE_KEYS
-from pytest_osworld.computer13 import validate
+from pytest_osworld.episode.loop import Budget, EndReason, run_episode
 from pytest_osworld.errors import AgentFailure
 from pytest_osworld.providers.fake import FakeGuest, tiny_png
-from pytest_osworld.runner import Budget, EndReason, run_episode
 
 
 def random_agent(action_space: str = "pyautogui", **args: str):

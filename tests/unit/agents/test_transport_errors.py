@@ -16,9 +16,9 @@ import pytest
 from agent_wire import FAKE_KEY, ProviderServer, recording
 
 from agents.llm_api import ApiFailure, transport_failure
-from pytest_osworld.agent import AGENTS, AgentConfig, Observation
+from pytest_osworld.agent.contract import AGENTS, AgentConfig, Observation
 from pytest_osworld.providers.fake import tiny_png
-from pytest_osworld.task import Task
+from pytest_osworld.task.model import Task
 
 #: agent name -> (key variable, path under the server's URL, prefix of its recordings).
 AGENT_WIRES = {

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from agent_wire import FAKE_KEY, ProviderServer, recording, with_text
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import AGENTS, Agent, AgentConfig, Observation
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AGENTS, Agent, AgentConfig, Observation
+from pytest_osworld.episode.loop import Budget, EndReason, run_episode
 from pytest_osworld.errors import AgentFailure
 from pytest_osworld.providers.fake import FakeGuest, tiny_png
-from pytest_osworld.runner import Budget, EndReason, run_episode
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Helpers for the OmniACT pytester tests: a project with OmniACT task files.
 
-The plugin itself collects OmniACT files (``plugin.py`` calls ``omniact_file_for``); the
+The plugin itself collects OmniACT files (``plugin/selection.py`` calls ``omniact_file_for``); the
 project has no conftest of its own, so these tests go through the plugin's collection.
 """
 

@@ -67,8 +67,8 @@ def test_a_click_outside_its_box_fails_with_the_distance(
     write_omniact()
     pytester.makepyfile(
         answer="""
-        from pytest_osworld.actions import Action
-        from pytest_osworld.agent import AgentStep
+        from pytest_osworld.agent.actions import Action
+        from pytest_osworld.agent.contract import AgentStep
 
         SCRIPT = "pyautogui.click(75, 20)\\npyautogui.write('Quarterly report')\\npyautogui.hotkey('s', 'ctrl')"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.actions import action_from_json
+from pytest_osworld.agent.actions import action_from_json
 from pytest_osworld.errors import TaskFileError
 from pytest_osworld.omniact.score import Box
 from pytest_osworld.omniact.task import load_omniact_task, looks_like_omniact, png_size

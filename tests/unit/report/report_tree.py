@@ -10,10 +10,10 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from pytest_osworld.actions import Action
-from pytest_osworld.agent import Usage
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import Usage
+from pytest_osworld.episode.loop import StepRecord
 from pytest_osworld.report.results import TaskRecorder, TaskResult
-from pytest_osworld.runner import StepRecord
 
 ACTION_SPACE, OBSERVATION, MODEL = "pyautogui", "screenshot", "test-model"
 
