@@ -33,18 +33,29 @@ fi
 # ---- the base image: Debian 12 from Debian's packages --------------------------------------
 image_exists() { "$ENGINE" image inspect "$1" >/dev/null 2>&1; }
 if [ -n "${REFRESH_BASE:-}" ] || ! image_exists "$BASE"; then
-    say "making the base root file system (mmdebstrap, Debian 12 minbase)"
+    # The Debian mirrors this host's apt uses (or OSWORLD_DEBIAN_MIRROR's).
+    mirrors=$(./scripts/debian-mirrors.sh --suite bookworm) || exit 1
+    mirror=$(sed -n 's/^MIRROR=//p' <<<"$mirrors")
+    security=$(sed -n 's/^SECURITY_MIRROR=//p' <<<"$mirrors")
+    if [ -z "$security" ]; then
+        say "the host's apt sources name no security mirror for bookworm-security; set" \
+            "OSWORLD_DEBIAN_MIRROR='MIRROR_URL SECURITY_MIRROR_URL'"
+        exit 1
+    fi
+    say "making the base root file system (mmdebstrap, Debian 12 minbase, from $mirror)"
+    started=$SECONDS
     rootfs=$(mktemp --suffix=.tar)
     if ! mmdebstrap --quiet --variant=minbase --include=ca-certificates bookworm "$rootfs" \
-        "deb http://deb.debian.org/debian bookworm main" \
-        "deb http://deb.debian.org/debian bookworm-updates main" \
-        "deb http://deb.debian.org/debian-security bookworm-security main" >&2; then
+        "deb $mirror bookworm main" \
+        "deb $mirror bookworm-updates main" \
+        "deb $security bookworm-security main" >&2; then
         rm -f "$rootfs"
         say "mmdebstrap could not make the root file system (see above)"
         exit 1
     fi
     "$ENGINE" import --change 'CMD ["/bin/bash"]' "$rootfs" "$BASE" >/dev/null
     rm -f "$rootfs"
+    say "base root file system made in $((SECONDS - started)) s"
 fi
 
 # ---- the engine's settings on this host ----------------------------------------------------
@@ -70,6 +81,7 @@ if [ -e "${host_cas[0]}" ]; then
     secret=(--secret "id=host_ca,src=$ca_bundle")
     say "the build trusts this host's extra CAs too (${#host_cas[@]} in /usr/local/share/ca-certificates)"
 fi
+say "building the image (container/Containerfile: the desktop's packages and the venv; several minutes)"
 started=$SECONDS
 "$ENGINE" build -f container/Containerfile --build-arg "BASE=$BASE" "${secret[@]}" -t "$IMAGE" . >&2
 size=$("$ENGINE" image inspect --format '{{.Size}}' "$IMAGE")

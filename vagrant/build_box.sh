@@ -1,7 +1,8 @@
 #!/bin/bash
 # Builds the OSWorld desktop as a vagrant-libvirt box, offline from Debian packages, on a
-# Debian 12 machine with root (no Vagrant Cloud, no image download; only deb.debian.org
-# and, for the guest's few Python wheels, the pip index the host already uses):
+# Debian 12 machine with root (no Vagrant Cloud, no image download; only the Debian mirror
+# and the pip index the host already uses; OSWORLD_DEBIAN_MIRROR overrides the mirror, see
+# scripts/debian-mirrors.sh):
 #
 #   1. debootstrap --variant=minbase bookworm (kernel, systemd, sshd, sudo, dhcp), cached;
 #   2. in a chroot: the Vagrant conventions (user vagrant, insecure key, passwordless
@@ -51,7 +52,9 @@ PYTHON="${OSWORLD_BUILD_PYTHON:-$REPO/.venv/bin/python}"
 [ -x "$PYTHON" ] || PYTHON=python3
 
 SUITE=bookworm
-MIRROR="${OSWORLD_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# The Debian mirror this host's apt uses (or OSWORLD_DEBIAN_MIRROR's).
+MIRROR=$("$REPO/scripts/debian-mirrors.sh" --suite "$SUITE" | sed -n 's/^MIRROR=//p')
+[ -n "$MIRROR" ] || exit 1
 BASE_INCLUDE=systemd-sysv,udev,linux-image-amd64,openssh-server,sudo,ifupdown,isc-dhcp-client,iproute2,netbase,kmod,procps,less,python3,ca-certificates
 BASE_KEY=$(echo "base-v1 $SUITE $MIRROR $BASE_INCLUDE" | sha256sum | cut -c1-12)
 # The packages this variant installs (not the whole file: an app added to "## apps" must

@@ -10,6 +10,7 @@ this one plugin module:
 - :mod:`~pytest_osworld.plugin.outcomes`: each task's reports, result.json of broken tasks, JUnit identity;
 - :mod:`~pytest_osworld.plugin.interrupts`: SIGTERM, and the task running when a run is interrupted;
 - :mod:`~pytest_osworld.plugin.xdist_hooks`: the xdist controller (one results folder, lost tasks);
+- :mod:`~pytest_osworld.plugin.prepare`: the provider's one-off preparation, said before the first task;
 - :mod:`~pytest_osworld.plugin.terminal`: report header, live step lines, summary, ``--rescore``.
 """
 
@@ -54,6 +55,7 @@ from pytest_osworld.plugin.outcomes import (  # noqa: F401
     pytest_runtest_setup,
 )
 from pytest_osworld.plugin.preflight import check_provider_args
+from pytest_osworld.plugin.prepare import pytest_runtestloop  # noqa: F401
 from pytest_osworld.plugin.selection import (  # noqa: F401
     KNOWN_BROKEN_KEY,
     load_known_broken,

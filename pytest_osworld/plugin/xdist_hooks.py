@@ -21,6 +21,7 @@ from pytest_osworld.errors import OSWorldError
 from pytest_osworld.plugin.collect import plain_failure, task_error_result
 from pytest_osworld.plugin.fixtures import NO_AGENT, recorder_for
 from pytest_osworld.plugin.preflight import check_run
+from pytest_osworld.plugin.prepare import prepare_provider
 from pytest_osworld.plugin.reachability import announce_no_network
 from pytest_osworld.plugin.settings import Settings
 from pytest_osworld.task.model import Task, load_task
@@ -149,6 +150,8 @@ class XdistHooks:
             )
         check_run(self.config, self.settings, keep_agent=False)
         announce_no_network(self.config, self.settings, self._tasks_of(ids))
+        # Scheduling waits for this hook, so no worker starts a desktop before this returns.
+        prepare_provider(self.config, self.settings)
 
     def _tasks_of(self, ids: list[str]) -> list[Task]:
         """The tasks behind a worker's collected node ids (each file once)."""

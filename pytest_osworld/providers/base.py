@@ -8,6 +8,7 @@ so a broken environment is always an ERROR with its reason.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +87,15 @@ class Provider(ABC):
                 f"the {cls.name!r} provider's desktops cannot be watched live: use --provider=local, "
                 "vagrant or remote"
             )
+
+    @classmethod
+    def prepare(cls, config: ProviderConfig, say: Callable[[str], None]) -> None:
+        """Do, once per run and before any worker starts, the slow one-off work that each
+        worker's first :meth:`start` would otherwise do unseen (a home template, a box
+        build), saying on ``say`` what it waits for and how long it took. Raises
+        :class:`~pytest_osworld.errors.OSWorldError` when it cannot; the workers then try
+        again themselves. The default has nothing to prepare."""
+        return
 
     def start(self) -> None:
         """Bring the environment up once per session (image build, boot) under a lock."""

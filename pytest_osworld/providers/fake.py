@@ -6,8 +6,9 @@ give an action an effect::
 
     # fake: write /home/user/out.txt hello world
 
-Options (``--provider-arg``): ``fail=start|restore|step`` makes the provider or the
-guest break at that point (``step`` fails the guest's second action), ``files=a=1;b=2``
+Options (``--provider-arg``): ``fail=prepare|start|restore|step`` makes the provider or the
+guest break at that point (``step`` fails the guest's second action), ``prepare=1`` makes
+the controller's :meth:`FakeProvider.prepare` say that it prepares, ``files=a=1;b=2``
 seeds files at every restore, ``screen=640x480`` sets the screen size.
 """
 
@@ -18,9 +19,10 @@ import shlex
 import socket
 import struct
 import zlib
+from collections.abc import Callable
 from typing import Any
 
-from pytest_osworld.errors import GuestError
+from pytest_osworld.errors import EnvironmentFailure, GuestError
 from pytest_osworld.guest_client.api import CommandResult
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 
@@ -186,6 +188,16 @@ class FakeProvider(Provider):
     def describe(self) -> str:
         """``fake (in memory)``."""
         return "fake (in memory, tests only)"
+
+    @classmethod
+    def prepare(cls, config: ProviderConfig, say: Callable[[str], None]) -> None:
+        """With ``prepare=1``, say two lines as a slow one-off build would; with
+        ``fail=prepare``, fail as one can."""
+        if config.options.get("fail") == "prepare":
+            raise EnvironmentFailure("injected prepare failure")
+        if config.options.get("prepare") == "1":
+            say(f"preparing the fake provider for {config.worker_id}")
+            say("the fake provider is prepared (0 s)")
 
     def _start_impl(self) -> None:
         if self.fail == "start":

@@ -103,6 +103,7 @@ from pytest_osworld.providers.local_template import (
     ensure_template,
     local_image,
     template_key,
+    template_ready,
 )
 
 __all__ = [
@@ -148,6 +149,13 @@ DEFAULT_TIMEZONE = "Asia/Hong_Kong"
 #: Shell with Ubuntu's dock and top bar). ``openbox`` is lighter: the main command at
 #: ``-n 2`` takes 1.21 (quiet machine) to 1.56 (busy one) times as long on gnome (README).
 DEFAULT_SESSION = "gnome"
+#: Said before a run's first desktop when the home template must be built first.
+TEMPLATE_BUILDING = (
+    "building the local desktop's home template in {cache} (once per machine and desktop "
+    "version: the apps start once to write their profiles; about a minute on 2 cores)"
+)
+#: Said when that build is done.
+TEMPLATE_BUILT = "the local desktop's home template is built ({seconds:.0f} s); later runs reuse it"
 #: Where the time zones a desktop can be set to are.
 ZONEINFO = Path("/usr/share/zoneinfo")
 
@@ -301,6 +309,20 @@ class LocalProvider(Provider):
         except subprocess.TimeoutExpired:
             return ""
         return f"the local desktop's sandbox ended during the task ({describe_exit(code)})"
+
+    @classmethod
+    def prepare(cls, config: ProviderConfig, say: Callable[[str], None]) -> None:
+        """Build the home template when this machine has none for this desktop version (a
+        first run, or after an update of the desktop), saying so and how long it took."""
+        options = LocalOptions.parse(config.options)
+        if options.rebuild_template or template_ready(options.cache_dir):
+            return
+        say(TEMPLATE_BUILDING.format(cache=options.cache_dir / "templates"))
+        started = time.monotonic()
+        provider = cls(config)
+        provider.start()
+        provider.stop()
+        say(TEMPLATE_BUILT.format(seconds=time.monotonic() - started))
 
     def _start_impl(self) -> None:
         needed = REQUIRED_PROGRAMS + SESSION_PROGRAMS[self.options.session]

@@ -163,6 +163,15 @@ def local_image() -> str:
     return f"home template {template_key()} on {system}"
 
 
+def template_ready(cache_dir: Path) -> bool:
+    """Whether ``cache_dir`` holds a finished, whole template for the current key (read
+    without the lock: a hint for saying that a build is coming, not a guarantee)."""
+    root = cache_dir / "templates"
+    target = root / template_key()
+    finished = (root / f"{template_key()}.done").exists() and target.is_dir()
+    return finished and not missing_template_files(target)
+
+
 def ensure_template(
     cache_dir: Path,
     *,

@@ -82,6 +82,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +137,14 @@ __all__ = [
     "vagrant_env",
 ]
 
+#: Said before a run's first VM when its box must be built first.
+BOX_BUILDING = (
+    "building the {variant} Vagrant box (vagrant/build_box.sh: Debian from the host's mirror, "
+    "the desktop's packages; several minutes, once per box content)"
+)
+#: Said when that build is done.
+BOX_BUILT = "the Vagrant box {name} is built ({seconds:.0f} s); later runs reuse it"
+
 
 class VagrantProvider(Provider):
     """One Vagrant VM per worker; a restore is ``vagrant snapshot restore``."""
@@ -170,6 +179,28 @@ class VagrantProvider(Provider):
     def check_options(cls, options: dict[str, str]) -> None:
         """Raise ``ValueError`` naming a bad ``--provider-arg`` before the run starts."""
         VagrantOptions.parse(options)
+
+    @classmethod
+    def prepare(cls, config: ProviderConfig, say: Callable[[str], None]) -> None:
+        """Build the box the run needs (``build=``) before any worker starts, passing on the
+        build script's steps and its time; a box already built for the same inputs is
+        found in a second and nothing is said."""
+        options = VagrantOptions.parse(config.options)
+        if not options.build:
+            return
+        started = time.monotonic()
+        steps: list[str] = []
+
+        def step(line: str) -> None:
+            if not steps and not line.startswith("cached:"):
+                say(BOX_BUILDING.format(variant=options.build))
+            steps.append(line)
+            if not line.startswith("cached:"):
+                say(f"build_box: {line}")
+
+        name, _ = build_box(options, options.cache_dir / "machines" / "prepare", progress=step)
+        if not any(line.startswith("cached:") for line in steps):
+            say(BOX_BUILT.format(name=name, seconds=time.monotonic() - started))
 
     @classmethod
     def check_live_view(cls, options: dict[str, str]) -> None:

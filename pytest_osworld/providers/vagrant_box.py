@@ -13,12 +13,17 @@ import hashlib
 import re
 import subprocess
 import tarfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 from pytest_osworld.providers.vagrant_config import PACKAGE_DIR, SNAPSHOT, VagrantError, VagrantOptions
 from pytest_osworld.providers.vagrant_diagnostics import tail
+
+#: How ``vagrant/build_box.sh`` starts the line of each of its steps on stderr.
+BUILD_STEP_PREFIX = "build_box: "
 
 
 class VagrantRun(Protocol):
@@ -45,25 +50,55 @@ def package_tarball(target: Path, source: Path = PACKAGE_DIR) -> Path:
     return target
 
 
-def build_box(options: VagrantOptions, machine_dir: Path) -> tuple[str, Path]:
-    """Run ``vagrant/build_box.sh`` (content-cached, locked by the script): box name and file."""
+def build_box(
+    options: VagrantOptions, machine_dir: Path, progress: Callable[[str], None] | None = None
+) -> tuple[str, Path]:
+    """Run ``vagrant/build_box.sh`` (content-cached, locked by the script): box name and file.
+
+    Its log goes to ``machine_dir/build_box.log``; ``progress``, when given, also gets each
+    of the script's step lines (``build_box: [time] step``) as it prints them.
+    """
     script = options.vagrant_dir / "build_box.sh"
     argv = [str(script), "--cache", str(options.cache_dir)]
     if options.build == "minimal":
         argv.append("--minimal")
+    machine_dir.mkdir(parents=True, exist_ok=True)
     log_path = machine_dir / "build_box.log"
     with log_path.open("wb") as log:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdout: list[bytes] = []
+        readers = [
+            threading.Thread(target=lambda: stdout.append(proc.stdout.read() if proc.stdout else b"")),
+            threading.Thread(target=_copy_lines, args=(proc.stderr, log, progress)),
+        ]
+        for reader in readers:
+            reader.start()
         try:
-            proc = subprocess.run(
-                argv, stdout=subprocess.PIPE, stderr=log, timeout=options.up_timeout, check=False
-            )
+            proc.wait(timeout=options.up_timeout)
         except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
             raise VagrantError(f"building the {options.build} box timed out; see {log_path}") from None
-    values = dict(line.split("=", 1) for line in proc.stdout.decode().splitlines() if "=" in line)
+        finally:
+            for reader in readers:
+                reader.join()
+    values = dict(line.split("=", 1) for line in b"".join(stdout).decode().splitlines() if "=" in line)
     if proc.returncode != 0 or "BOX_NAME" not in values:
         raise VagrantError(f"vagrant/build_box.sh failed (exit {proc.returncode}):\n{tail(log_path, 30)}")
     box_file = Path(values["BOX_FILE"])
     return values["BOX_NAME"], box_file
+
+
+def _copy_lines(source: IO[bytes] | None, log: IO[bytes], progress: Callable[[str], None] | None) -> None:
+    """Copy ``source`` into ``log`` line by line, handing ``build_box: ...`` lines to ``progress``."""
+    if source is None:
+        return
+    for line in source:
+        log.write(line)
+        log.flush()
+        text = line.decode(errors="replace").rstrip()
+        if progress is not None and text.startswith(BUILD_STEP_PREFIX):
+            progress(text.removeprefix(BUILD_STEP_PREFIX))
 
 
 def ensure_box(

@@ -16,9 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from engines import engine_env
 
-REPO = Path(__file__).resolve().parents[2]
-CONTAINERS_CONF = REPO / "container" / "containers.conf"
 #: The flags each engine needs for bubblewrap inside the container (README.md).
 SANDBOX_FLAGS = {
     "podman": ["--security-opt", "unmask=ALL", "--security-opt", "seccomp=unconfined"],
@@ -32,28 +31,6 @@ pytestmark = [
         reason="builds the container image (minutes): run with OSWORLD_CONTAINER_TESTS=1",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def image() -> str:
-    """The image's name, as the last line build.sh prints."""
-    built = subprocess.run(
-        ["./container/build.sh"], cwd=REPO, capture_output=True, text=True, timeout=3600, check=False
-    )
-    assert built.returncode == 0, built.stderr[-4000:]
-    return built.stdout.strip().splitlines()[-1]
-
-
-def engine_env(engine: str, image: str) -> dict[str, str]:
-    """This environment, with container/containers.conf where Podman cannot start a plain container."""
-    env = dict(os.environ)
-    if engine == "podman":
-        plain = subprocess.run(
-            ["podman", "run", "--rm", image, "--version"], capture_output=True, check=False
-        )
-        if plain.returncode != 0:
-            env["CONTAINERS_CONF"] = str(CONTAINERS_CONF)
-    return env
 
 
 @pytest.fixture(params=["podman", "docker"])

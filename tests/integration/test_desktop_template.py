@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pytest_osworld.providers.base import ProviderConfig
-from pytest_osworld.providers.local import LocalProvider
+from pytest_osworld.providers.local import TEMPLATE_BUILDING, TEMPLATE_BUILT, LocalProvider
 from pytest_osworld.providers.local_template import missing_template_files, template_key
 
 pytestmark = pytest.mark.desktop
@@ -42,24 +43,29 @@ def every_core_busy() -> Iterator[None]:
             spinner.wait()
 
 
-def start_and_stop(cache: Path, work: Path) -> None:
-    """One provider start (which builds the template if it must) and stop."""
-    provider = LocalProvider(
-        ProviderConfig(worker_id="tpl", options={"cache_dir": str(cache)}, work_dir=str(work))
-    )
-    provider.start()
-    provider.stop()
+def prepare(cache: Path, work: Path) -> list[str]:
+    """What the controller does before a run's first desktop (which builds the template if it
+    must): the lines it said."""
+    said: list[str] = []
+    config = ProviderConfig(worker_id="tpl", options={"cache_dir": str(cache)}, work_dir=str(work))
+    LocalProvider.prepare(config, said.append)
+    return said
 
 
 @pytest.fixture(scope="module")
-def cache_built_under_load(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A template cache whose template was built with every core busy."""
+def built_under_load(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A template cache whose template was built with every core busy, and what was said."""
     if not (Path("/usr/bin/chromium").exists() and Path("/usr/bin/bwrap").exists()):
         pytest.skip("needs the desktop's packages (scripts/install.sh)")
     cache = tmp_path_factory.mktemp("template-cache")
     with every_core_busy():
-        start_and_stop(cache, tmp_path_factory.mktemp("work"))
-    return cache
+        said = prepare(cache, tmp_path_factory.mktemp("work"))
+    return cache, said
+
+
+@pytest.fixture
+def cache_built_under_load(built_under_load: tuple[Path, list[str]]) -> Path:
+    return built_under_load[0]
 
 
 def table_names(path: Path) -> set[str]:
@@ -84,13 +90,25 @@ def test_a_template_built_under_load_is_whole(cache_built_under_load: Path) -> N
     assert prefs["browser"]["has_seen_welcome_page"] is True
 
 
+def test_preparing_says_that_the_template_is_built_and_how_long_it_took(
+    built_under_load: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    cache, said = built_under_load
+    assert said[0] == TEMPLATE_BUILDING.format(cache=cache / "templates")
+    assert re.fullmatch(TEMPLATE_BUILT.replace("({seconds:.0f} s)", r"\(\d+ s\)"), said[1])
+    assert len(said) == 2
+    # Ready: the next run's controller says nothing and builds nothing.
+    assert prepare(cache, tmp_path) == []
+
+
 def test_a_template_missing_a_required_file_is_rebuilt(
     cache_built_under_load: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     template = cache_built_under_load / "templates" / template_key()
     cookies = template / CHROME_DEFAULT / "Cookies"
     cookies.unlink()
-    start_and_stop(cache_built_under_load, tmp_path)
+    said = prepare(cache_built_under_load, tmp_path)
+    assert said[0].startswith("building the local desktop's home template")
     err = capfd.readouterr().err
     assert f"{CHROME_DEFAULT}/Cookies is missing); rebuilding it" in err
     assert "cookies" in table_names(cookies)
