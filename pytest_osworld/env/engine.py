@@ -4,14 +4,15 @@ The pytest item runs a whole episode with :func:`pytest_osworld.episode.loop.run
 interactive environment needs the same pieces one call at a time. :class:`EpisodeEngine`
 composes them and adds no logic of its own: the offline asset check
 (:func:`pytest_osworld.task.assets.check_assets_available`), the provider's ``restore``, the
-task's setup steps (:func:`pytest_osworld.setup_steps.run_steps`), the observation
+task's setup steps (:func:`pytest_osworld.setup_steps.run_steps`) and the wait for what they
+started to settle (:func:`pytest_osworld.episode.settle.run_and_settle`), the observation
 (:func:`pytest_osworld.episode.loop.observe`), the action (:func:`pytest_osworld.episode.loop.run_action`,
 the very function the pytest episode loop takes each action with), the evaluation
 (:func:`pytest_osworld.evaluators.evaluate.evaluate`) and the check that a failing desktop
 is still alive (:func:`pytest_osworld.episode.loop.environment_gone`). A fix in any of them
 fixes the pytest items and both environments at once.
 
-Each episode keeps per-phase :attr:`EpisodeEngine.timings` (restore, setup, observe,
+Each episode keeps per-phase :attr:`EpisodeEngine.timings` (restore, setup, settle, observe,
 actions, postconfig, evaluation, record; ``agent`` stays 0: the agent is the caller's), the
 same :class:`~pytest_osworld.episode.timings.TaskTimings` the pytest items put in ``result.json``;
 a results folder's ``result.json`` carries them here too.
@@ -37,6 +38,7 @@ from pytest_osworld.agent.actions import Action
 from pytest_osworld.agent.computer13 import to_pyautogui
 from pytest_osworld.agent.contract import Observation, Usage
 from pytest_osworld.episode.loop import StepRecord, environment_gone, observe, provider_note, run_action
+from pytest_osworld.episode.settle import run_and_settle
 from pytest_osworld.episode.timings import TaskTimings
 from pytest_osworld.errors import EnvironmentFailure, GuestError, GuestUnreachable, OSWorldError
 from pytest_osworld.evaluators.evaluate import Evaluation, evaluate
@@ -196,7 +198,15 @@ class EpisodeEngine:
         ctx = TaskContext.for_environment(
             task, env, self.assets, task_work, network=self.provider.live_network
         )
-        self._guarded("the setup steps", lambda: run_steps(ctx, task.config, timings=timings))
+        self._guarded(
+            "the setup steps",
+            lambda: run_and_settle(
+                ctx.guest,
+                [step.type for step in task.config],
+                lambda: run_steps(ctx, task.config, timings=timings),
+                timings,
+            ),
+        )
         self.context = ctx
         return env
 

@@ -6,9 +6,10 @@ evaluation each add the seconds of what they ran to one named phase; the phases 
 disjoint, so they add up to the task's total (what falls between them is pytest's own
 bookkeeping, a few milliseconds).
 
-A task's *fixed overhead* is its total minus the agent's own time and minus OSWorld's
-``sleep`` steps (part of the task's definition, reported apart as ``setup_sleep``): what
-the harness itself costs per task.
+A task's *fixed overhead* is its total minus the agent's own time, minus OSWorld's
+``sleep`` steps (part of the task's definition, reported apart as ``setup_sleep``) and minus
+the wait for the programs its setup started to settle (``settle``, which stands in for
+OSWorld's fixed 60 s after a reset): what the harness itself costs per task.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ PHASES = (
     "restore",
     "setup",
     "setup_sleep",
+    "settle",
     "observe",
     "agent",
     "actions",
@@ -66,6 +68,8 @@ class TaskTimings:
     getters: list[dict[str, Any]] = field(default_factory=list)
     #: One entry per metric call: ``name``, ``seconds``.
     metrics: list[dict[str, Any]] = field(default_factory=list)
+    #: How the desktop settled after setup (:class:`~pytest_osworld.episode.settle.Settled`), or None.
+    settle: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.started = self.last_end = self.clock()
@@ -113,8 +117,10 @@ class TaskTimings:
 
     @property
     def fixed_overhead(self) -> float:
-        """The total minus the agent's own time and the ``sleep`` steps."""
-        return max(self.total - self.phases["agent"] - self.phases["setup_sleep"], 0.0)
+        """The total minus the agent's own time and the task's own waits: its ``sleep`` steps
+        and the settling of the programs its setup started."""
+        waits = self.phases["agent"] + self.phases["setup_sleep"] + self.phases["settle"]
+        return max(self.total - waits, 0.0)
 
     def to_json(self) -> dict[str, Any]:
         """The ``timings`` object of ``result.json`` (seconds rounded to the millisecond)."""
@@ -126,6 +132,7 @@ class TaskTimings:
             "step_times": list(self.step_times),
             "getters": list(self.getters),
             "metrics": list(self.metrics),
+            "settle": self.settle,
         }
 
     def properties(self) -> list[tuple[str, str]]:

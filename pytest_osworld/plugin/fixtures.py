@@ -23,6 +23,7 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_osworld.agent.contract import AGENTS, Agent
+from pytest_osworld.episode.settle import run_and_settle
 from pytest_osworld.episode.timings import start_timings, task_timings
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
 from pytest_osworld.live.session import LIVE_KEY, LiveView, wants_live
@@ -197,7 +198,8 @@ def osworld_context(
     osworld_assets: AssetCache,
     osworld_recorder: TaskRecorder,
 ) -> TaskContext:
-    """The environment after the task's ``config`` setup steps have run."""
+    """The environment after the task's ``config`` setup steps have run and the programs
+    they started have settled (:mod:`pytest_osworld.episode.settle`)."""
     ctx = TaskContext.for_environment(
         osworld_task,
         osworld_env,
@@ -207,7 +209,12 @@ def osworld_context(
     )
     timings = task_timings(request.node)
     try:
-        run_steps(ctx, osworld_task.config, timings=timings)
+        run_and_settle(
+            ctx.guest,
+            [step.type for step in osworld_task.config],
+            lambda: run_steps(ctx, osworld_task.config, timings=timings),
+            timings,
+        )
     except NeedsCapability as exc:
         pytest.skip(str(exc))
     with timings.phase("record"):

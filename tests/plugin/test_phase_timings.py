@@ -143,7 +143,7 @@ def _check_contract(data: dict[str, Any], junit: ET.Element) -> dict[str, float]
     total = timings["total"]
     assert total == data["duration_s"] and total > 0.0
     assert sum(phases.values()) == pytest.approx(total, rel=0.05), (phases, total)
-    expected_overhead = total - phases["agent"] - phases["setup_sleep"]
+    expected_overhead = total - phases["agent"] - phases["setup_sleep"] - phases["settle"]
     assert timings["fixed_overhead"] == pytest.approx(expected_overhead, abs=0.003)
     props = _properties(junit)
     for name in PHASES:
