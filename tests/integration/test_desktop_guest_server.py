@@ -129,6 +129,16 @@ def test_pyautogui_action_runs_in_the_worker(env):
     assert env.guest.cursor_position() == (11, 12)
 
 
+def test_pyperclip_finds_the_desktops_clipboard(env):
+    """Real agents type through pyperclip.copy and ctrl+v (OSWorld's image has a clipboard
+    pyperclip finds); a copy in one action is pasted by another, here by another process."""
+    copied = env.guest.run_python("import pyperclip; pyperclip.copy('Etsy 42')")
+    assert copied.returncode == 0, copied.error
+    pasted = env.guest.execute(["xclip", "-selection", "clipboard", "-o"])
+    assert pasted.output == "Etsy 42"
+    assert "Etsy 42" in env.guest.run_python("import pyperclip; print(pyperclip.paste())").output
+
+
 def test_screenshot_is_a_full_hd_png_showing_calc(calc):
     from PIL import Image, ImageStat
 
