@@ -1,10 +1,13 @@
 """Run every parity level, print one table, exit 1 on any undocumented disagreement.
 
     .venv/bin/python -m parity.aggregate [--quick] [--out-dir parity-results] [--level NAME]
+        [-- LEVEL OPTIONS]
 
 ``scripts/parity`` calls this. Each level is a module ``parity.<level>`` with the CLI
-``--out FILE.json [--quick]``; a level whose module does not exist yet is skipped with a
-message. A level that fails (non-zero exit or no JSON) also makes the run fail.
+``--out FILE.json [--quick]`` (and its own options, given after ``--``); a level whose
+module does not exist yet is skipped with a message. A level that fails (non-zero exit or
+no JSON) also makes the run fail. The ``trajectories`` level (real agents' runs replayed on
+our desktop, :mod:`parity.trajectories`) runs only when named.
 """
 
 from __future__ import annotations
@@ -21,13 +24,16 @@ from parity.oracle_venv import OracleVenvError, ensure_oracle_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVELS: tuple[str, ...] = ("metrics", "end_to_end", "agent_facing")
+#: Levels run only when named (``--level trajectories``): they take an hour in full.
+BY_NAME_ONLY: tuple[str, ...] = ("trajectories",)
 
 
-def run_level(level: str, out_dir: Path, quick: bool) -> dict[str, Any] | None:
-    """Run ``parity.<level>``; its report, or ``None`` when it failed."""
+def run_level(level: str, out_dir: Path, quick: bool, extra: list[str]) -> dict[str, Any] | None:
+    """Run ``parity.<level>`` (``extra``: its own options); its report, or ``None`` when it failed."""
     out = out_dir / f"{level}.json"
     out.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", f"parity.{level}", "--out", str(out), *(["--quick"] if quick else [])]
+    cmd += extra
     print(f"parity: running level {level}", flush=True)
     code = subprocess.run(cmd, cwd=ROOT).returncode
     if code != 0 or not out.is_file():
@@ -75,21 +81,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Parity with OSWorld's own code (issue #17)")
     parser.add_argument("--quick", action="store_true", help="a fraction of the cases of each level")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "parity-results")
-    parser.add_argument("--level", action="append", choices=LEVELS, help="run only this level (repeatable)")
+    parser.add_argument(
+        "--level", action="append", choices=LEVELS + BY_NAME_ONLY, help="run only this level (repeatable)"
+    )
+    parser.add_argument("extra", nargs="*", help="after --: options for the levels (trajectories: its own)")
     args = parser.parse_args(argv)
     started = time.monotonic()
+    levels = args.level or list(LEVELS)
     try:
-        print(f"parity: oracle venv {ensure_oracle_venv(ROOT)}", flush=True)
+        if set(levels) - set(BY_NAME_ONLY):  # the trajectories level needs no oracle
+            print(f"parity: oracle venv {ensure_oracle_venv(ROOT)}", flush=True)
     except OracleVenvError as error:
         print(f"parity: {error}", file=sys.stderr)
         return 1
     args.out_dir.mkdir(parents=True, exist_ok=True)
     reports: dict[str, dict[str, Any] | None] = {}
-    for level in args.level or LEVELS:
+    for level in levels:
         if not (ROOT / "parity" / f"{level}.py").is_file():
             print(f"parity: level {level} skipped: parity/{level}.py does not exist yet", flush=True)
             continue
-        reports[level] = run_level(level, args.out_dir, args.quick)
+        reports[level] = run_level(level, args.out_dir, args.quick, args.extra)
     print(table({name: report for name, report in reports.items() if report is not None}))
     code = exit_code(reports)
     verdict = "undocumented disagreements or a failed level" if code else "no undocumented disagreement"

@@ -35,7 +35,7 @@ from pytest_osworld.guest_client.api import Guest
 #: The longest wait for a desktop to settle (OSWorld waits a fixed 60 s).
 SETTLE_TIMEOUT = 30.0
 #: How long the windows and the screen must stay unchanged.
-QUIET_SECONDS = 1.0
+QUIET_SECONDS = 2.0
 #: How often the windows and the screen are looked at.
 POLL_SECONDS = 0.25
 #: Setup step types that start a program, whose window is waited for.

@@ -1,0 +1,356 @@
+"""Level 4: real agents' recorded OSWorld runs, replayed open-loop on our desktop.
+
+    .venv/bin/python -m parity.trajectories --out FILE.json [--quick] [--subset ci|all]
+        [--pause 3] [--only PATTERN] [--agent NAME] [-- PYTEST OPTIONS]
+
+``../shared/osworld/trajectories/`` (or ``$OSWORLD_TRAJECTORIES``) holds two agents' runs on
+OSWorld's own image, each with the score it got there. Every trajectory becomes a solution
+(``--solutions``): each code action gets back the imports its copy lost (``import pyautogui,
+pyperclip, time``) and a pause after it standing in for the model's thinking time; ``WAIT``,
+``DONE`` and ``FAIL`` stay as they are. ``--agent=replay --max-steps 100`` plays them on
+OSWorld's unchanged task files (``../shared/osworld/examples``), one pytest run per agent.
+Options after ``--`` go to those runs (``-n 2``, ``--provider-arg session=openbox``, a
+provider...).
+
+A trajectory agrees when its replay scores what the original scored: 1 for a recorded
+success, below 1 for a recorded failure. A disagreement is documented when
+docs/fidelity.md's section "What real agents meet" has a bullet opening with its name
+(``ui-tars/gimp/d52d6308``; see :func:`trajectory_name`) or with ``*/domain/id8`` for both
+agents; otherwise it is a defect. Rows: each agent's successes and failures; the JSON also
+has the figures per domain and every disagreement, and ``--html`` (default beside the JSON)
+writes a page with each disagreement's actions and the replay's screenshots.
+
+``--subset ci`` is the recorded successes of at most 10 steps whose tasks can pass here
+(not in ``tasks/osworld_known_broken.txt``); ``--quick`` is the same. ``--subset all``
+(default) is every trajectory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from parity.trajectory_page import write_page
+from pytest_osworld.commands.prove import run_pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "osworld"
+KNOWN_BROKEN = ROOT / "tasks" / "osworld_known_broken.txt"
+#: The heading of docs/fidelity.md under which disagreements are explained.
+HEADING = "## What real agents meet"
+#: Short names of the agents' folders (their model names are long).
+AGENT_NAMES = {"UI-TARS": "ui-tars", "doubao": "doubao"}
+#: What every code action gets back (the copies dropped their import lines).
+PRELUDE = "import pyautogui, pyperclip, time"
+#: The CI subset: recorded successes of at most this many steps.
+CI_MAX_STEPS = 10
+#: Recorded failures count toward the failure agreement up to this many steps.
+FAILURE_MAX_STEPS = 30
+#: The step budget of OSWorld's runs.
+MAX_STEPS = 100
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """One recorded run: which agent, which task, its score on OSWorld's image, its actions."""
+
+    agent: str
+    domain: str
+    task_id: str
+    score: float
+    actions: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """``agent/domain/id8``, as docs/fidelity.md names it."""
+        return trajectory_name(self.agent, self.domain, self.task_id)
+
+    @property
+    def success(self) -> bool:
+        """Whether OSWorld's image scored it 1."""
+        return self.score >= 1.0
+
+    @property
+    def key(self) -> str:
+        """Its task's key in a solutions file (``domain/id.json``)."""
+        return f"{self.domain}/{self.task_id}.json"
+
+
+@dataclass
+class Replayed:
+    """A trajectory's replay: the score here, pytest's outcome and message."""
+
+    trajectory: Trajectory
+    score: float | None
+    outcome: str
+    message: str
+    documented: str = ""
+    folder: str = ""
+
+    @property
+    def agrees(self) -> bool:
+        """Replay 1 for a recorded success, below 1 (or no score) for a recorded failure."""
+        scored_one = self.score is not None and self.score >= 1.0
+        return scored_one == self.trajectory.success
+
+
+@dataclass
+class Tally:
+    """Agreement counts of one group of replays."""
+
+    cases: int = 0
+    agree: int = 0
+    documented: int = 0
+    undocumented: int = 0
+    names: list[str] = field(default_factory=list)
+
+    def add(self, replayed: Replayed) -> None:
+        """Count one replay."""
+        self.cases += 1
+        if replayed.agrees:
+            self.agree += 1
+        elif replayed.documented:
+            self.documented += 1
+        else:
+            self.undocumented += 1
+            self.names.append(replayed.trajectory.name)
+
+
+def trajectory_name(agent: str, domain: str, task_id: str) -> str:
+    """The short name of a trajectory: ``ui-tars/gimp/d52d6308``."""
+    return f"{agent}/{domain}/{task_id[:8]}"
+
+
+def agent_name(folder: str) -> str:
+    """The short name of an agent's folder (``izaias-UI-TARS-0717-100step`` is ``ui-tars``)."""
+    for marker, name in AGENT_NAMES.items():
+        if marker in folder:
+            return name
+    return folder
+
+
+def load_trajectories(folder: Path) -> list[Trajectory]:
+    """Every trajectory under ``folder`` (``<agent folder>/<domain>/<id>.json``), sorted."""
+    found = []
+    for path in sorted(folder.glob("*/*/*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        domain, _, task_id = str(data["task"]).partition("/")
+        agent = agent_name(path.parts[-3])
+        found.append(Trajectory(agent, domain, task_id, float(data["score"]), tuple(data["actions"])))
+    return found
+
+
+def known_broken(path: Path = KNOWN_BROKEN) -> dict[str, str]:
+    """Task ids that cannot pass on our desktop, with the reason."""
+    broken = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        task_id, _, reason = line.split("#", 1)[0].partition(":")
+        if task_id.strip():
+            broken[task_id.strip()] = reason.strip()
+    return broken
+
+
+def select(
+    trajectories: Iterable[Trajectory], subset: str, only: str | None, agents: list[str] | None
+) -> list[Trajectory]:
+    """The trajectories of a subset (``ci`` or ``all``), a name pattern and some agents."""
+    broken = known_broken()
+    chosen = []
+    for trajectory in trajectories:
+        short = len(trajectory.actions) <= CI_MAX_STEPS
+        if subset == "ci" and not (trajectory.success and short and trajectory.task_id not in broken):
+            continue
+        if only and not fnmatch.fnmatch(trajectory.name, only):
+            continue
+        if agents and trajectory.agent not in agents:
+            continue
+        chosen.append(trajectory)
+    return chosen
+
+
+def as_solution(actions: Iterable[str], pause: float) -> list[str]:
+    """A trajectory's actions as a replayable solution: imports put back and a pause after
+    each code action; OSWorld's special actions unchanged."""
+    solution = []
+    for action in actions:
+        if action.strip() in ("WAIT", "DONE", "FAIL"):
+            solution.append(action.strip())
+        else:
+            solution.append(f"{PRELUDE}\n{action}\ntime.sleep({pause:g})")
+    return solution
+
+
+def documented(text: str) -> dict[str, str]:
+    """Names documented in ``text`` under :data:`HEADING`, with the bullet's text."""
+    names: dict[str, str] = {}
+    inside = False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            inside = line.strip() == HEADING
+            continue
+        match = re.match(r"^[-*]\s+((?:`[^`]+`[\s,]*)+)[:\s]*(.*)", line) if inside else None
+        if match:
+            for name in re.findall(r"`([^`]+)`", match.group(1)):
+                names[name] = match.group(2).strip()
+    return names
+
+
+def why_documented(trajectory: Trajectory, names: dict[str, str]) -> str:
+    """The documented cause of a trajectory's disagreement ('' when there is none)."""
+    short = f"{trajectory.domain}/{trajectory.task_id[:8]}"
+    return names.get(trajectory.name) or names.get(f"*/{short}", "")
+
+
+def replay(
+    trajectories: list[Trajectory], work: Path, pause: float, options: list[str], examples: Path
+) -> list[Replayed]:
+    """Replay ``trajectories``, one pytest run per agent; their results, in the same order."""
+    results: dict[str, Replayed] = {}
+    for agent in sorted({t.agent for t in trajectories}):
+        mine = [t for t in trajectories if t.agent == agent]
+        solutions = work / f"{agent}-solutions.json"
+        solutions.write_text(json.dumps({t.key: as_solution(t.actions, pause) for t in mine}, indent=1))
+        files = sorted({examples / t.key for t in mine})
+        cases = run_pytest(
+            agent,
+            "replay",
+            files,
+            [f"--solutions={solutions}", f"--max-steps={MAX_STEPS}", *options],
+            work,
+            stream=True,
+        )
+        if not cases and files:
+            raise SystemExit(f"parity.trajectories: the {agent} replay wrote no test case (see above)")
+        for t in mine:
+            found = cases.get(f"{t.domain}/{t.task_id}") or []
+            case = found[0] if found else None
+            folders = sorted((work / agent).rglob(f"{t.domain}/{t.task_id}/result.json"))
+            results[t.name] = Replayed(
+                t,
+                case.score if case else None,
+                case.outcome if case else "missing",
+                case.message if case else "no result",
+                folder=str(folders[0].parent) if folders else "",
+            )
+    return [results[t.name] for t in trajectories]
+
+
+def report(replays: list[Replayed], seconds: float, pause: float, subset: str) -> dict[str, Any]:
+    """The level's JSON: rows per agent (successes, failures), per domain, disagreements."""
+    rows: dict[str, Tally] = {}
+    domains: dict[str, Tally] = {}
+    for replayed in replays:
+        t = replayed.trajectory
+        kind = "successes" if t.success else "failures"
+        rows.setdefault(f"{t.agent} recorded {kind}", Tally()).add(replayed)
+        domains.setdefault(f"{t.agent} {t.domain} {kind}", Tally()).add(replayed)
+    successes = [r for r in replays if r.trajectory.success]
+    short_failures = [
+        r for r in replays if not r.trajectory.success and len(r.trajectory.actions) <= FAILURE_MAX_STEPS
+    ]
+    return {
+        "level": "trajectories",
+        "seconds": round(seconds),
+        "pause": pause,
+        "subset": subset,
+        "rows": [{"name": name, **_counts(tally)} for name, tally in sorted(rows.items())],
+        "domains": [{"name": name, **_counts(tally)} for name, tally in sorted(domains.items())],
+        "successes_replayed_to_1": _share(successes),
+        "short_failures_replayed_below_1": _share(short_failures),
+        "disagreements": [
+            {
+                "name": r.trajectory.name,
+                "recorded": r.trajectory.score,
+                "replayed": r.score,
+                "outcome": r.outcome,
+                "message": r.message[:2000],
+                "documented": r.documented,
+                "steps": len(r.trajectory.actions),
+                "folder": r.folder,
+                "actions": list(r.trajectory.actions),
+            }
+            for r in replays
+            if not r.agrees
+        ],
+    }
+
+
+def _counts(tally: Tally) -> dict[str, Any]:
+    return {
+        "cases": tally.cases,
+        "agree": tally.agree,
+        "documented": tally.documented,
+        "undocumented": tally.undocumented,
+        "undocumented_names": tally.names,
+    }
+
+
+def _share(replays: list[Replayed]) -> dict[str, Any]:
+    agree = sum(r.agrees for r in replays)
+    percent = round(100 * agree / len(replays), 1) if replays else None
+    return {"agree": agree, "of": len(replays), "percent": percent}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: replay, compare with the recorded scores, write the JSON and the page."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--quick", action="store_true", help="the CI subset (same as --subset ci)")
+    parser.add_argument("--subset", choices=("ci", "all"), default="all")
+    parser.add_argument("--pause", type=float, default=3.0, help="seconds after each action (default 3)")
+    parser.add_argument("--only", help="a name pattern, e.g. 'ui-tars/gimp/*'")
+    parser.add_argument("--agent", action="append", choices=sorted(AGENT_NAMES.values()))
+    parser.add_argument("--html", type=Path, help="the page (default: the JSON's name with .html)")
+    parser.add_argument("--work", type=Path, help="where the replays' results go (default: beside the JSON)")
+    args, pytest_options = parser.parse_known_args(argv)
+    pytest_options = [option for option in pytest_options if option != "--"]
+    folder = Path(os.environ.get("OSWORLD_TRAJECTORIES", SHARED / "trajectories"))
+    examples = Path(os.environ.get("OSWORLD_EXAMPLES", SHARED / "examples"))
+    if not folder.is_dir() or not examples.is_dir():
+        missing = f"no trajectories at {folder} or no examples at {examples}"
+        print(f"parity.trajectories: {missing}", file=sys.stderr)
+        return 2
+    subset = "ci" if args.quick else args.subset
+    chosen = select(load_trajectories(folder), subset, args.only, args.agent)
+    work = args.work or args.out.with_suffix("")
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    replays = replay(chosen, work, args.pause, pytest_options, examples)
+    names = documented((ROOT / "docs" / "fidelity.md").read_text(encoding="utf-8"))
+    for replayed in replays:
+        if not replayed.agrees:
+            replayed.documented = why_documented(replayed.trajectory, names)
+    data = report(replays, time.monotonic() - started, args.pause, subset)
+    args.out.write_text(json.dumps(data, indent=1))
+    page = write_page(data, args.html or args.out.with_suffix(".html"))
+    print(table(data))
+    print(f"parity.trajectories: page {page}")
+    return 0
+
+
+def table(data: dict[str, Any]) -> str:
+    """The terminal's table: per agent and domain, then the two acceptance shares."""
+    lines = [f"{'agent / domain / recorded':<44} {'cases':>5} {'agree':>5} {'doc':>4} {'undoc':>5}"]
+    for row in data["domains"]:
+        counts = f"{row['cases']:>5} {row['agree']:>5} {row['documented']:>4} {row['undocumented']:>5}"
+        lines.append(f"{row['name'][:44]:<44} {counts}")
+    wins, losses = data["successes_replayed_to_1"], data["short_failures_replayed_below_1"]
+    lines.append(f"recorded successes replayed to 1: {wins['agree']} of {wins['of']} ({wins['percent']}%)")
+    lines.append(
+        f"recorded failures of <= {FAILURE_MAX_STEPS} steps replayed below 1: "
+        f"{losses['agree']} of {losses['of']} ({losses['percent']}%)"
+    )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
