@@ -320,8 +320,10 @@ class LocalProvider(Provider):
         say(TEMPLATE_BUILDING.format(cache=options.cache_dir / "templates"))
         started = time.monotonic()
         provider = cls(config)
-        provider.start()
-        provider.stop()
+        try:
+            provider.start()
+        finally:
+            provider.stop()
         say(TEMPLATE_BUILT.format(seconds=time.monotonic() - started))
 
     def _start_impl(self) -> None:
