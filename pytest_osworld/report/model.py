@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_osworld.episode.timings import PHASES
 from pytest_osworld.report.resume import read_result, task_folders
 from pytest_osworld.report.summary import CATEGORIES
 
@@ -27,20 +28,6 @@ OUTCOMES: dict[str, str] = {
 }
 #: The paper's categories in display order (``Other`` for domains outside OSWorld's ten).
 CATEGORY_ORDER = ["OS", "Office", "Daily", "Professional", "Workflow", "Other"]
-#: The phases of ``result.json``'s ``timings`` (see docs/report.md), in display order.
-PHASES = (
-    "restore",
-    "setup",
-    "setup_sleep",
-    "observe",
-    "agent",
-    "actions",
-    "postconfig",
-    "evaluation",
-    "record",
-)
-
-
 def number(value: Any) -> float | None:
     """``value`` as a float when it is a real number (not a bool), else None."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

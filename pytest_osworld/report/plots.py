@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from pytest_osworld.report.model import PHASES, Group, Groups, TaskView, number
+from pytest_osworld.episode.timings import PHASES
+from pytest_osworld.report.model import Group, Groups, TaskView, number
 from pytest_osworld.report.stats import RepeatSummary, pass1_confidence_interval, summarize_repeats
 from pytest_osworld.report.svg import (
     FAIL,
@@ -27,7 +28,7 @@ from pytest_osworld.report.svg import (
     rate_chart,
 )
 
-#: Phase colours, in :data:`~pytest_osworld.report.model.PHASES` order.
+#: Phase colours, in :data:`~pytest_osworld.episode.timings.PHASES` order.
 PHASE_COLOURS = dict(zip(PHASES, PALETTE, strict=True))
 #: Outcomes a repeated trial counts with (skipped and incomplete runs are not trials).
 TRIAL_OUTCOMES = frozenset({"passed", "failed", "eval_error", "error"})
