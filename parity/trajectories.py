@@ -21,7 +21,8 @@ has the figures per domain and every disagreement, and ``--html`` (default besid
 writes a page with each disagreement's actions and the replay's screenshots.
 
 ``--subset ci`` is the recorded successes of at most 10 steps whose tasks can pass here
-(not in ``tasks/osworld_known_broken.txt``); ``--quick`` is the same. ``--subset all``
+(not in ``tasks/osworld_known_broken.txt``); ``--quick`` is the same. It fails (exit 1)
+when fewer of them replay to 1 than :data:`CI_FLOOR`. ``--subset all``
 (default) is every trajectory.
 """
 
@@ -57,6 +58,9 @@ CI_MAX_STEPS = 10
 FAILURE_MAX_STEPS = 30
 #: The step budget of OSWorld's runs.
 MAX_STEPS = 100
+#: The CI subset's floor: at least this many of its recorded successes must replay to 1,
+#: or the level fails. It only goes up: raise it when the desktop comes closer to OSWorld's.
+CI_FLOOR = 9
 
 
 @dataclass(frozen=True)
@@ -334,6 +338,23 @@ def main(argv: list[str] | None = None) -> int:
     page = write_page(data, args.html or args.out.with_suffix(".html"))
     print(table(data))
     print(f"parity.trajectories: page {page}")
+    return below_floor(data) if subset == "ci" else 0
+
+
+def below_floor(data: dict[str, Any]) -> int:
+    """1 (and why) when the CI subset's successes replayed to 1 are fewer than
+    :data:`CI_FLOOR`; 0, with a nudge to raise the floor when they are more."""
+    agree = data["successes_replayed_to_1"]["agree"]
+    if agree < CI_FLOOR:
+        print(
+            f"parity.trajectories: {agree} recorded successes replayed to 1, below the floor of "
+            f"{CI_FLOOR} (CI_FLOOR in parity/trajectories.py): the desktop has drifted from "
+            "OSWorld's; the page above shows where each replay parted from its recording",
+            file=sys.stderr,
+        )
+        return 1
+    if agree > CI_FLOOR:
+        print(f"parity.trajectories: {agree} replayed to 1; raise CI_FLOOR ({CI_FLOOR}) to {agree}")
     return 0
 
 

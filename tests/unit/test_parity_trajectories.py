@@ -4,14 +4,17 @@ documented causes and the agreement counts (the replay itself runs by hand and i
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from parity.trajectories import (
+    CI_FLOOR,
     PRELUDE,
     Replayed,
     Trajectory,
     as_solution,
+    below_floor,
     documented,
     load_trajectories,
     report,
@@ -93,3 +96,16 @@ def test_the_recorded_trajectories_load_with_their_scores() -> None:
     assert sum(t.success for t in loaded) == 49
     ci = select(loaded, "ci", None, None)
     assert 30 <= len(ci) <= 40 and all(t.success and len(t.actions) <= 10 for t in ci)
+
+
+def test_the_ci_subset_fails_below_its_floor_and_asks_to_raise_it_above(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def data(agree: int) -> dict[str, Any]:
+        return {"successes_replayed_to_1": {"agree": agree, "of": 36, "percent": None}}
+
+    assert below_floor(data(CI_FLOOR - 1)) == 1
+    assert "below the floor" in capsys.readouterr().err
+    assert below_floor(data(CI_FLOOR)) == 0
+    assert below_floor(data(CI_FLOOR + 2)) == 0
+    assert f"raise CI_FLOOR ({CI_FLOOR}) to {CI_FLOOR + 2}" in capsys.readouterr().out
