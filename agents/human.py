@@ -10,14 +10,18 @@ Infeasible with FAIL (OSWorld's way of calling a task infeasible), and Fail (the
 gives up) with DONE as well: the evaluator then scores the desktop as it is.
 
 :meth:`HumanAgent.solution` gives the episode as a reference solution: one entry per step,
-each statement preceded by the wait the person needed, which ``--record-solutions FILE``
-writes in the ``--solutions`` format.
+each statement preceded by the wait the person needed, and the pause between their last
+input and the verdict kept before the DONE or FAIL (the screen catching up with what they
+typed, which they watched before pressing Done; at most :data:`LONGEST_FINAL_WAIT`), which
+``--record-solutions FILE`` writes in the ``--solutions`` format.
 """
 
 from __future__ import annotations
 
 import contextlib
 import queue
+import time
+from collections.abc import Callable
 from typing import Any
 
 from pytest_osworld.agent.actions import Action
@@ -27,6 +31,8 @@ from pytest_osworld.task.model import Task
 
 #: A wait shorter than this is not written into a recorded solution (seconds).
 SHORTEST_WAIT = 0.5
+#: The longest pause before the verdict that a recorded solution keeps (seconds).
+LONGEST_FINAL_WAIT = 10.0
 #: What each button of the live page ends the episode with.
 TERMINAL_OF = {"DONE": "DONE", "FAIL": "DONE", "INFEASIBLE": "FAIL"}
 
@@ -34,7 +40,7 @@ TERMINAL_OF = {"DONE": "DONE", "FAIL": "DONE", "INFEASIBLE": "FAIL"}
 class HumanAgent:
     """The person at the live view (see the module's docs)."""
 
-    def __init__(self, config: AgentConfig) -> None:
+    def __init__(self, config: AgentConfig, clock: Callable[[], float] = time.monotonic) -> None:
         raw = config.args.get("step_pause", "2")
         try:
             self.step_pause = float(raw)
@@ -47,6 +53,9 @@ class HumanAgent:
         self._live: Any = None
         self._recording = False
         self._entries: list[str] = []
+        self._clock = clock
+        #: When the person's last recorded input happened (None before any).
+        self._last_input: float | None = None
 
     def attach_desktop(self, guest: Any, live: Any) -> None:
         """Use ``guest`` (to record input) and ``live`` (the person's view) for the next task."""
@@ -61,6 +70,7 @@ class HumanAgent:
             self._verdicts.get_nowait()
         self._recording = False
         self._entries = []
+        self._last_input = None
 
     def act(self, instruction: str, observation: Observation) -> AgentStep:
         """Wait for the person's next burst of input, or their verdict."""
@@ -84,6 +94,8 @@ class HumanAgent:
                 return self._step(rest, verdict)
             burst = guest.take_input_actions(quiet=self.step_pause)
             if burst:
+                # A burst ends once the person has paused for step_pause.
+                self._last_input = self._clock() - self.step_pause
                 return self._step(burst, None)
 
     def _step(self, recorded: list[dict[str, Any]], verdict: str | None) -> AgentStep:
@@ -94,6 +106,10 @@ class HumanAgent:
             if wait >= SHORTEST_WAIT:
                 lines.append(f"time.sleep({wait:.1f})")
             lines.append(str(item["code"]))
+        if verdict is not None and not recorded and self._last_input is not None:
+            final_wait = min(self._clock() - self._last_input, LONGEST_FINAL_WAIT)
+            if final_wait >= SHORTEST_WAIT:
+                lines.append(f"time.sleep({final_wait:.1f})")
         if lines:
             self._entries.append("\n".join(lines))
         response = "\n".join(action.code for action in actions)

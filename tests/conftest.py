@@ -25,3 +25,11 @@ def _pytester_shares_the_desktop_template(request: pytest.FixtureRequest) -> Non
         link.parent.mkdir(parents=True, exist_ok=True)
         if not link.exists():
             link.symlink_to(LOCAL_CACHE, target_is_directory=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The VM tests first, in collection order. They run one module at a time (a machine-wide
+    lock, ``integration/vm_lock.py``) for a quarter hour in all; started last they ended the
+    run with the other workers idle, started first the first worker takes them (xdist hands
+    out contiguous slices) while the others share the rest."""
+    items.sort(key=lambda item: item.get_closest_marker("vagrant") is None)
