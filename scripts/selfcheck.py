@@ -5,8 +5,7 @@ lint, then ``--agent=replay`` and ``--agent=noop`` runs read back from their JUn
 replay must pass with score 1 on every task (infeasible tasks by saying FAIL) and noop must
 fail with score 0 on every task, with no errors and no skips.
 
-With ``--osworld`` (run by hand: it takes 11 minutes on a 2-core machine, which CI's 90
-minutes no longer held beside the rest), it checks OSWorld's tasks instead: those named
+With ``--osworld`` (CI runs it after the own tasks' check), it checks OSWorld's tasks instead: those named
 in ``tasks/osworld_solutions.json`` and ``tasks/osworld_known_broken.txt`` are replayed,
 unchanged, from ``../shared/osworld/examples`` (or the folder in ``OSWORLD_EXAMPLES``),
 with ``--solutions`` and ``--known-broken``: each must score 1 (a known-broken task must
@@ -34,8 +33,8 @@ after ``--`` of prove). Exits non-zero, listing the offenders, otherwise; the ru
 (screenshots, trajectories, HTML reports) are then kept, and the last line names their
 folder. A green check deletes them.
 
-    .venv/bin/python scripts/selfcheck.py -n 2              # our tasks (CI)
-    .venv/bin/python scripts/selfcheck.py --osworld -n 2    # OSWorld's solved tasks (by hand)
+    .venv/bin/python scripts/selfcheck.py -n 3              # our tasks
+    .venv/bin/python scripts/selfcheck.py --osworld -n 3    # OSWorld's solved tasks
 """
 
 from __future__ import annotations
