@@ -28,6 +28,8 @@ OUTCOMES: dict[str, str] = {
 }
 #: The paper's categories in display order (``Other`` for domains outside OSWorld's ten).
 CATEGORY_ORDER = ["OS", "Office", "Daily", "Professional", "Workflow", "Other"]
+
+
 def number(value: Any) -> float | None:
     """``value`` as a float when it is a real number (not a bool), else None."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

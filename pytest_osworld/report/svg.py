@@ -22,7 +22,15 @@ PASS, FAIL, MUTED, GRID, INK = "#2da44e", "#cf222e", "#8c959f", "#d0d7de", "#1f2
 SERIES = ("#0969da", "#bf8700", "#8250df", "#1a7f37")
 #: Colours for stacked segments (per-phase time), in order.
 PALETTE = (
-    "#0969da", "#54aeff", "#bf8700", "#a475f9", "#8250df", "#2da44e", "#1a7f37", "#cf222e", "#e16f24",
+    "#0969da",
+    "#54aeff",
+    "#bf8700",
+    "#a475f9",
+    "#8250df",
+    "#2da44e",
+    "#1a7f37",
+    "#cf222e",
+    "#e16f24",
     "#8c959f",
 )
 FONT = 12

@@ -165,9 +165,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                 break
             for name, proc in daemons.items():
                 assert proc.poll() is None, f"{name} exited: " + (folder / f"{name}.out").read_text()[-2000:]
-            assert time.monotonic() < deadline, f"the node is {state!r}, not idle: " + (
-                folder / "slurmctld.log"
-            ).read_text()[-2000:]
+            assert time.monotonic() < deadline, (
+                f"the node is {state!r}, not idle: " + (folder / "slurmctld.log").read_text()[-2000:]
+            )
             time.sleep(0.5)
         yield cluster
     finally:
@@ -223,7 +223,12 @@ def wait_for(cluster: Cluster, jobs: list[str], timeout: float) -> None:
 def job_states(cluster: Cluster, job: str) -> list[str]:
     """The final states of ``job`` (each array task's), from the controller's memory."""
     shown = cluster.run("scontrol", "-o", "show", "job", job)
-    return [field.split("=", 1)[1] for line in shown.splitlines() for field in line.split() if field.startswith("JobState=")]
+    return [
+        field.split("=", 1)[1]
+        for line in shown.splitlines()
+        for field in line.split()
+        if field.startswith("JobState=")
+    ]
 
 
 def test_the_slurm_example_merged_equals_one_plain_run(cluster: Cluster, image: str, tmp_path: Path) -> None:

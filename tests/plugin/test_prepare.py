@@ -26,7 +26,9 @@ def test_the_controller_says_what_it_prepares_once_before_any_task(
     result = pytester.runpytest("tasks", "--agent=replay", "-v", "--provider-arg", "prepare=1", *workers)
     result.assert_outcomes(passed=2)
     lines = result.outlines
-    said = [i for i, line in enumerate(lines) if line.startswith("pytest-osworld: preparing the fake provider")]
+    said = [
+        i for i, line in enumerate(lines) if line.startswith("pytest-osworld: preparing the fake provider")
+    ]
     assert len(said) == 1, "\n".join(lines)
     assert lines[said[0]] == "pytest-osworld: preparing the fake provider for prepare"
     assert lines[said[0] + 1] == "pytest-osworld: the fake provider is prepared (0 s)"

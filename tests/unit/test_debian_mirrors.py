@@ -101,7 +101,11 @@ def test_the_variable_overrides_the_host(tmp_path: Path) -> None:
 
 def test_no_source_is_a_clear_error(tmp_path: Path) -> None:
     disabled = "Types: deb\nURIs: http://x.example/debian\nSuites: bookworm\nEnabled: no\n"
-    result = mirrors(apt_dir(tmp_path, {"sources.list": "deb file:/srv bookworm main\n", "sources.list.d/a.sources": disabled}))
+    result = mirrors(
+        apt_dir(
+            tmp_path, {"sources.list": "deb file:/srv bookworm main\n", "sources.list.d/a.sources": disabled}
+        )
+    )
     assert result.returncode == 1
     assert "no apt source in" in result.stderr and "set OSWORLD_DEBIAN_MIRROR" in result.stderr
     assert result.stdout == ""
@@ -117,7 +121,9 @@ def recorder(bin_dir: Path, name: str, record: Path, exit_code: int = 1) -> None
     path.chmod(0o755)
 
 
-def in_fake_etc_apt(folder: Path, argv: list[str], bin_dir: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def in_fake_etc_apt(
+    folder: Path, argv: list[str], bin_dir: Path, tmp_path: Path
+) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` with ``folder`` bind-mounted over ``/etc/apt`` and ``bin_dir`` first on PATH."""
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")

@@ -252,7 +252,14 @@ def test_download_interrupted_then_run_again_resumes(stand_in: StandIn, tmp_path
 
     data = _image_stand_in(stand_in, 3 * constants.DOWNLOAD_CHUNK_SIZE)
     stand_in.stall_after["Ubuntu.qcow2.zip"] = 2 * constants.DOWNLOAD_CHUNK_SIZE + 10
-    argv = [sys.executable, "-m", "pytest_osworld.commands.fetch_image", "download", "--dest", str(tmp_path / "img")]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest_osworld.commands.fetch_image",
+        "download",
+        "--dest",
+        str(tmp_path / "img"),
+    ]
     argv += ["--endpoint", stand_in.endpoint]
     # SIGINT as a terminal gives it: a run started in the background by a non-interactive
     # shell (`.ci/run &`) inherits it ignored, and Python then never raises KeyboardInterrupt.

@@ -26,7 +26,9 @@ from parity.trajectory_page import write_page
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "osworld" / "trajectories"
 
 
-def trajectory(score: float, steps: int = 3, task_id: str = "d52d6308-ec58", agent: str = "ui-tars") -> Trajectory:
+def trajectory(
+    score: float, steps: int = 3, task_id: str = "d52d6308-ec58", agent: str = "ui-tars"
+) -> Trajectory:
     actions = tuple(["pyautogui.click(1, 2)"] * (steps - 1) + ["DONE"])
     return Trajectory(agent, "gimp", task_id, score, actions)
 
@@ -83,7 +85,10 @@ def test_agreement_is_1_for_successes_and_below_1_for_failures(tmp_path: Path) -
     assert rows["ui-tars recorded failures"]["undocumented_names"] == ["ui-tars/gimp/7b7617bd"]
     assert data["successes_replayed_to_1"] == {"agree": 1, "of": 2, "percent": 50.0}
     assert data["short_failures_replayed_below_1"] == {"agree": 1, "of": 2, "percent": 50.0}
-    assert [case["name"] for case in data["disagreements"]] == ["ui-tars/gimp/7767eef2", "ui-tars/gimp/7b7617bd"]
+    assert [case["name"] for case in data["disagreements"]] == [
+        "ui-tars/gimp/7767eef2",
+        "ui-tars/gimp/7b7617bd",
+    ]
     page = write_page(data, tmp_path / "page.html").read_text()
     assert "Not documented in docs/fidelity.md" in page and "Documented: a cause" in page
 
