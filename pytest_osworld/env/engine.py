@@ -303,6 +303,8 @@ class EpisodeEngine:
         if task is None:
             raise EnvError(NO_TASK)
         last = self.actions[-1].kind if self.actions else None
+        # One reading of the clock: the episode is still running, so two would differ.
+        timings = self.timings.to_json()
         return TaskResult(
             task_id=task.id,
             domain=task.domain,
@@ -313,7 +315,7 @@ class EpisodeEngine:
             end_reason={"DONE": "done", "FAIL": "fail"}.get(last or "", "max_steps"),
             steps=len(self.actions),
             max_steps=len(self.actions),
-            duration_s=round(self.timings.total, 3),
+            duration_s=timings["total"],
             infeasible=task.infeasible,
             reason=evaluation.first_reason(),
             metrics=[o.to_json() for o in evaluation.outcomes],
@@ -326,7 +328,7 @@ class EpisodeEngine:
                 "front_door": "env",
             },
             evaluator_inputs=evaluation.inputs,
-            timings=self.timings.to_json(),
+            timings=timings,
             instruction=task.instruction,
             conj=task.evaluator.conj,
         )
