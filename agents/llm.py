@@ -27,7 +27,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pytest_osworld.agent.actions import Action, ActionParseError
 from pytest_osworld.agent.contract import AgentConfig, AgentStep, Observation, Usage
@@ -82,6 +82,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("pytest_osworld.agents")
+_T = TypeVar("_T")
 
 #: Recorded as the previous answer when a step produced no usable action.
 NO_VALID_ACTION = "(no valid action)"
@@ -366,13 +367,17 @@ class PromptAgent:
     # -- the call, retried -----------------------------------------------------------------
 
     def _call(self, system: str, turns: list[Turn]) -> Completion:
+        return self._retrying(lambda: self._complete(system, turns, self.sampling))
+
+    def _retrying(self, call: Callable[[], _T]) -> _T:
+        """``call()``, retried with backoff while it fails with a retryable API error."""
         start = self._clock()
         attempt = 0
         while True:
             attempt += 1
             failure: ApiFailure | None
             try:
-                return self._complete(system, turns, self.sampling)
+                return call()
             except MalformedAnswer as exc:
                 failure = ApiFailure(True, str(exc))
             except Exception as exc:  # classified below, outside the handler

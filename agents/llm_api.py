@@ -11,7 +11,9 @@ import base64
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+_T = TypeVar("_T")
 
 #: Approximate list prices in USD per million tokens (input, output), by model-name
 #: prefix; the longest matching prefix wins. They drift: override them per run with
@@ -81,7 +83,7 @@ class MalformedAnswer(Exception):
     with status 200, a truncated body): retried like a server error, within the budget."""
 
 
-def read_answer(kind: str, response: Any, read: Callable[[Any], Completion]) -> Completion:
+def read_answer(kind: str, response: Any, read: Callable[[Any], _T]) -> _T:
     """``read(response)``, with a malformed response raised as :class:`MalformedAnswer`."""
     try:
         return read(response)

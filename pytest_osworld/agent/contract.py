@@ -111,3 +111,5 @@ AGENTS.register("gpt-4v", "pytest_osworld.agents.openai_agent:gpt_4v")
 AGENTS.register("gpt-4o", "pytest_osworld.agents.openai_agent:gpt_4o")
 AGENTS.register("gemini", "pytest_osworld.agents.gemini_agent:gemini")
 AGENTS.register("openai-compatible", "pytest_osworld.agents.openai_agent:openai_compatible")
+# Native computer-use protocols (docs/agents.md).
+AGENTS.register("claude-cu", "pytest_osworld.agents.native.claude:claude_cu")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -271,6 +271,9 @@ def run_episode(
         last = ended is not None or index == budget.max_steps
         with clocked.phase("observe", into=seen):
             observation = observe(guest, task.instruction, "screenshot" if last else observation_type)
+        if record.action_errors:
+            # The next answer can take them into account (the native agents tell their model).
+            observation = replace(observation, extra={"action_errors": list(record.action_errors)})
         record.screenshot = observation.screenshot
         episode.steps.append(record)
         if on_step is not None:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 #: The fake API key of the agent tests; no recorded output may ever contain it.
 FAKE_KEY = "sk-test-DISTINCTIVE-7f3a9c2e51b8"
 
-RECORDINGS = Path(__file__).parent / "recordings"
+RECORDINGS = Path(__file__).parent / "unit" / "agents" / "recordings"
 
 
 def recording(name: str) -> dict[str, Any]:

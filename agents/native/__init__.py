@@ -1,0 +1,1 @@
+"""Agents that speak their vendors' native computer-use protocols (docs/agents.md)."""
