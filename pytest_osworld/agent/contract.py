@@ -113,3 +113,4 @@ AGENTS.register("gemini", "pytest_osworld.agents.gemini_agent:gemini")
 AGENTS.register("openai-compatible", "pytest_osworld.agents.openai_agent:openai_compatible")
 # Native computer-use protocols (docs/agents.md).
 AGENTS.register("claude-cu", "pytest_osworld.agents.native.claude:claude_cu")
+AGENTS.register("openai-cu", "pytest_osworld.agents.native.openai_cu:openai_cu")
