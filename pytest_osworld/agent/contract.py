@@ -114,3 +114,4 @@ AGENTS.register("openai-compatible", "pytest_osworld.agents.openai_agent:openai_
 # Native computer-use protocols (docs/agents.md).
 AGENTS.register("claude-cu", "pytest_osworld.agents.native.claude:claude_cu")
 AGENTS.register("openai-cu", "pytest_osworld.agents.native.openai_cu:openai_cu")
+AGENTS.register("gemini-cu", "pytest_osworld.agents.native.gemini_cu:gemini_cu")
