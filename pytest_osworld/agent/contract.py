@@ -115,3 +115,6 @@ AGENTS.register("openai-compatible", "pytest_osworld.agents.openai_agent:openai_
 AGENTS.register("claude-cu", "pytest_osworld.agents.native.claude:claude_cu")
 AGENTS.register("openai-cu", "pytest_osworld.agents.native.openai_cu:openai_cu")
 AGENTS.register("gemini-cu", "pytest_osworld.agents.native.gemini_cu:gemini_cu")
+AGENTS.register("ui-tars", "pytest_osworld.agents.native.ui_tars:ui_tars")
+AGENTS.register("qwen-vl", "pytest_osworld.agents.native.qwen_vl:qwen_vl")
+AGENTS.register("opencua", "pytest_osworld.agents.native.opencua:opencua")
