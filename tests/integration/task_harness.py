@@ -11,9 +11,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.agent.contract import AgentConfig
+from pytest_osworld.agent.contract import Agent, AgentConfig
 from pytest_osworld.agents.basic import ReplayAgent
 from pytest_osworld.episode.loop import Budget, Episode, run_episode
+from pytest_osworld.episode.settle import run_and_settle
 from pytest_osworld.evaluators.evaluate import Evaluation, evaluate
 from pytest_osworld.providers.base import Provider
 from pytest_osworld.setup_steps import run_steps
@@ -32,9 +33,12 @@ def with_solution_line(task: Task, index: int, replacement: str | dict[str, Any]
 
 
 def run_task(
-    provider: Provider, task: Task | Path, work_dir: Path, max_steps: int = 50
+    provider: Provider, task: Task | Path, work_dir: Path, max_steps: int = 50, agent: Agent | None = None
 ) -> tuple[Episode, Evaluation]:
-    """Restore, set up, replay the task's solution and evaluate; return both results."""
+    """Restore, set up, run ``agent`` and evaluate; return both results.
+
+    The default agent replays the task's solution, which waits for what it needs; any
+    other agent gets the desktop settled after setup, as the plugin gives it."""
     if isinstance(task, Path):
         task = load_task(task)
     env = provider.restore(task.snapshot or "init_state")
@@ -47,8 +51,10 @@ def run_task(
         screen_size=env.screen_size,
         cdp_url=env.extra.get("chromium_cdp_url"),
     )
-    run_steps(ctx, task.config)
-    episode = run_episode(
-        task, env.guest, ReplayAgent(AgentConfig(name="replay")), Budget(max_steps=max_steps)
-    )
+    if agent is None:
+        run_steps(ctx, task.config)
+        agent = ReplayAgent(AgentConfig(name="replay"))
+    else:
+        run_and_settle(env.guest, [step.type for step in task.config], lambda: run_steps(ctx, task.config))
+    episode = run_episode(task, env.guest, agent, Budget(max_steps=max_steps))
     return episode, evaluate(ctx, episode.last_action)
