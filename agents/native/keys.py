@@ -22,7 +22,7 @@ from pytest_osworld.agent.actions import ActionParseError
 #: Every key name pyautogui 0.9.54 presses on X11: the entries of
 #: ``pyautogui._pyautogui_x11.keyboardMapping`` that have a keycode (its other names, such as
 #: ``command``, ``option``, ``volumeup`` or ``f13``, press nothing there). Checked against
-#: the installed pyautogui by tests/native_agents/test_keys.py.
+#: the installed pyautogui by tests/unit/agents/test_native_mapping.py.
 PRESSABLE: frozenset[str] = frozenset(
     set(string.ascii_letters + string.digits + string.punctuation)
     | {"\b", "\t", "\n", "\r", " ", "\\e"}
