@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from agent_wire import FAKE_KEY, ProviderServer, recording, with_text
+from protocol_wire import anthropic_turn, gemini_turn, responses_turn
 
 TASK = {
     "id": "22222222-0000-0000-0000-00000000aaaa",
@@ -83,3 +84,71 @@ def test_key_is_absent_from_junit_results_and_output(
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert props["agent"] == agent
     assert int(props["input_tokens"]) == usage["input_tokens"]
+
+
+INFEASIBLE_TASK = {
+    "id": "22222222-0000-0000-0000-00000000bbbb",
+    "instruction": "Make the desktop fly.",
+    "config": [],
+    "evaluator": {"func": "infeasible"},
+}
+
+#: native agent -> (key variable, base_url suffix, a turn with an action, a turn that gives up)
+NATIVE = {
+    "claude-cu": (
+        "ANTHROPIC_API_KEY",
+        "",
+        "anthropic",
+        lambda: anthropic_turn({"action": "key", "text": "Escape"}),
+        lambda: anthropic_turn(text="This cannot be done. [INFEASIBLE]"),
+    ),
+    "openai-cu": (
+        "OPENAI_API_KEY",
+        "/v1",
+        "openai",
+        lambda: responses_turn({"type": "keypress", "keys": ["ESC"]}),
+        lambda: responses_turn(text="[INFEASIBLE]"),
+    ),
+    "gemini-cu": (
+        "GEMINI_API_KEY",
+        "",
+        "gemini",
+        lambda: gemini_turn(("key_combination", {"keys": "Escape"})),
+        lambda: gemini_turn(text="[INFEASIBLE]"),
+    ),
+}
+
+
+@pytest.mark.parametrize("agent", sorted(NATIVE))
+def test_native_agents_keep_the_key_out_of_results_and_output(
+    pytester: pytest.Pytester, provider_server: ProviderServer, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    key_env, suffix, prefix, act, give_up = NATIVE[agent]
+    monkeypatch.setenv(key_env, FAKE_KEY)
+    provider_server.play(
+        recording(f"{prefix}_rate_limit"), recording(f"{prefix}_server_error"), act(), give_up()
+    )
+    pytester.makeini("[pytest]\nosworld_provider = fake\nosworld_results_dir = results\n")
+    path = pytester.path / "tasks" / "os" / f"{INFEASIBLE_TASK['id']}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(INFEASIBLE_TASK))
+    result = pytester.runpytest(
+        "tasks",
+        f"--agent={agent}",
+        f"--agent-arg=base_url={provider_server.url}{suffix}",
+        "--agent-arg=backoff=0.01",
+        "--junitxml=junit.xml",
+        "-v",
+        "-rA",
+        "--log-level=DEBUG",
+    )
+    result.assert_outcomes(passed=1)
+    assert len(provider_server.requests) == 4
+    assert FAKE_KEY not in result.stdout.str() + result.stderr.str()
+    for file in (p for p in Path(pytester.path).rglob("*") if p.is_file() and p.suffix != ".png"):
+        assert FAKE_KEY not in file.read_text(errors="replace"), file
+    steps = [
+        json.loads(line) for line in next(Path(pytester.path).rglob("traj.jsonl")).read_text().splitlines()
+    ]
+    assert steps[-1]["actions"] == ["FAIL"]
+    assert "pyautogui.press('esc" in steps[0]["actions"][0]
