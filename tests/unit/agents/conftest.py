@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from agent_wire import ProviderServer, start
+from agent_wire import FAKE_KEY, ProviderServer, start
 
+from pytest_osworld.agent.contract import AGENTS, AgentConfig
 from pytest_osworld.task.model import Task, load_task
 
 _PROVIDER_ENV = (
@@ -61,3 +63,35 @@ def task(tmp_path: Path) -> Task:
         )
     )
     return load_task(path)
+
+
+#: Native agent -> (its key variable or "", the base_url suffix its SDK expects).
+NATIVE_ENDPOINTS = {
+    "claude-cu": ("ANTHROPIC_API_KEY", ""),
+    "openai-cu": ("OPENAI_API_KEY", "/v1"),
+    "gemini-cu": ("GEMINI_API_KEY", ""),
+    "ui-tars": ("", "/v1"),
+    "qwen-vl": ("", "/v1"),
+    "opencua": ("", "/v1"),
+}
+
+
+@pytest.fixture
+def native_agent(
+    provider_server: ProviderServer, monkeypatch: pytest.MonkeyPatch, task: Task
+) -> Callable[..., Any]:
+    """Builds a native agent (``name``, ``--agent-arg``\\ s) talking to the provider server,
+    reset for ``task``."""
+
+    def make(name: str, **args: str) -> Any:
+        key_env, suffix = NATIVE_ENDPOINTS[name]
+        if key_env:
+            monkeypatch.setenv(key_env, FAKE_KEY)
+        config = AgentConfig(
+            name=name, args={"base_url": provider_server.url + suffix, "backoff": "0.01", **args}
+        )
+        agent = AGENTS.get(name)(config)
+        agent.reset(task)
+        return agent
+
+    return make

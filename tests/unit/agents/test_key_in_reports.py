@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_wire import FAKE_KEY, ProviderServer, recording, with_text
@@ -32,6 +33,30 @@ AGENTS = {
 }
 
 
+def _run(
+    pytester: pytest.Pytester, task: dict[str, Any], agent: str, base_url: str, model: str | None = None
+) -> pytest.RunResult:
+    """Run ``task`` with ``agent`` on the fake provider, logging everything, with a JUnit file."""
+    pytester.makeini(
+        "[pytest]\nosworld_provider = fake\nosworld_results_dir = results\n"
+        "filterwarnings = ignore::DeprecationWarning\n"
+    )
+    path = pytester.path / "tasks" / "os" / f"{task['id']}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(task))
+    return pytester.runpytest(
+        "tasks",
+        f"--agent={agent}",
+        *([f"--model={model}"] if model else []),
+        f"--agent-arg=base_url={base_url}",
+        "--agent-arg=backoff=0.01",
+        "--junitxml=junit.xml",
+        "-v",
+        "-rA",
+        "--log-level=DEBUG",
+    )
+
+
 @pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 @pytest.mark.parametrize("agent", sorted(AGENTS))
 def test_key_is_absent_from_junit_results_and_output(
@@ -48,24 +73,7 @@ def test_key_is_absent_from_junit_results_and_output(
         recording(f"{prefix}_step"),
         with_text(f"{prefix}_step", "Done.\n```DONE```"),
     )
-    pytester.makeini(
-        "[pytest]\nosworld_provider = fake\nosworld_results_dir = results\n"
-        "filterwarnings = ignore::DeprecationWarning\n"
-    )
-    path = pytester.path / "tasks" / "os" / f"{TASK['id']}.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(TASK))
-    result = pytester.runpytest(
-        "tasks",
-        f"--agent={agent}",
-        *([f"--model={model}"] if model else []),
-        f"--agent-arg=base_url={provider_server.url}{suffix}",
-        "--agent-arg=backoff=0.01",
-        "--junitxml=junit.xml",
-        "-v",
-        "-rA",
-        "--log-level=DEBUG",
-    )
+    result = _run(pytester, TASK, agent, f"{provider_server.url}{suffix}", model)
     result.assert_outcomes(passed=1)
     assert len(provider_server.requests) == 4  # 429 and 500 retried, then two steps
     # The key did reach the provider, in a request header.
@@ -128,20 +136,7 @@ def test_native_agents_keep_the_key_out_of_results_and_output(
     provider_server.play(
         recording(f"{prefix}_rate_limit"), recording(f"{prefix}_server_error"), act(), give_up()
     )
-    pytester.makeini("[pytest]\nosworld_provider = fake\nosworld_results_dir = results\n")
-    path = pytester.path / "tasks" / "os" / f"{INFEASIBLE_TASK['id']}.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(INFEASIBLE_TASK))
-    result = pytester.runpytest(
-        "tasks",
-        f"--agent={agent}",
-        f"--agent-arg=base_url={provider_server.url}{suffix}",
-        "--agent-arg=backoff=0.01",
-        "--junitxml=junit.xml",
-        "-v",
-        "-rA",
-        "--log-level=DEBUG",
-    )
+    result = _run(pytester, INFEASIBLE_TASK, agent, f"{provider_server.url}{suffix}")
     result.assert_outcomes(passed=1)
     assert len(provider_server.requests) == 4
     assert FAKE_KEY not in result.stdout.str() + result.stderr.str()

@@ -6,11 +6,11 @@ import base64
 import io
 
 import pytest
-from agent_wire import FAKE_KEY, recording
+from agent_wire import recording
 from PIL import Image
 from protocol_wire import anthropic_turn
 
-from pytest_osworld.agent.contract import AGENTS, AgentConfig, Observation
+from pytest_osworld.agent.contract import Observation
 
 
 def screen_png(size: tuple[int, int] = (1920, 1080)) -> bytes:
@@ -23,18 +23,8 @@ SCREEN = Observation(instruction="x", screenshot=screen_png())
 
 
 @pytest.fixture
-def claude(provider_server, monkeypatch, task):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
-
-    def make(**args: str):
-        config = AgentConfig(
-            name="claude-cu", args={"base_url": provider_server.url, "backoff": "0.01", **args}
-        )
-        agent = AGENTS.get("claude-cu")(config)
-        agent.reset(task)
-        return agent
-
-    return make
+def claude(native_agent):
+    return lambda **args: native_agent("claude-cu", **args)
 
 
 def _image_size(block: dict) -> tuple[int, int]:

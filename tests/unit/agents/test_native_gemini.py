@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from agent_wire import FAKE_KEY, recording
+from agent_wire import recording
 from protocol_wire import gemini_turn
 from test_native_claude import SCREEN
 
-from pytest_osworld.agent.contract import AGENTS, AgentConfig
-
 
 @pytest.fixture
-def gemini(provider_server, monkeypatch, task):
-    monkeypatch.setenv("GEMINI_API_KEY", FAKE_KEY)
-
-    def make(**args: str):
-        config = AgentConfig(
-            name="gemini-cu", args={"base_url": provider_server.url, "backoff": "0.01", **args}
-        )
-        agent = AGENTS.get("gemini-cu")(config)
-        agent.reset(task)
-        return agent
-
-    return make
+def gemini(native_agent):
+    return lambda **args: native_agent("gemini-cu", **args)
 
 
 def test_grid_points_magnitudes_and_keys_reach_the_screen(gemini, provider_server) -> None:

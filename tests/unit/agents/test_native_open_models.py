@@ -13,20 +13,10 @@ from PIL import Image
 from protocol_wire import chat_turn
 from test_native_claude import SCREEN
 
-from pytest_osworld.agent.contract import AGENTS, AgentConfig
-
 
 @pytest.fixture
-def open_model(provider_server, task):
-    def make(name: str, **args: str):
-        config = AgentConfig(
-            name=name, args={"base_url": provider_server.url + "/v1", "backoff": "0.01", **args}
-        )
-        agent = AGENTS.get(name)(config)
-        agent.reset(task)
-        return agent
-
-    return make
+def open_model(native_agent):
+    return native_agent
 
 
 def _sent_image_size(request) -> tuple[int, int]:

@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from agent_wire import FAKE_KEY, recording
+from agent_wire import recording
 from protocol_wire import responses_turn
 from test_native_claude import SCREEN
 
-from pytest_osworld.agent.contract import AGENTS, AgentConfig
-
 
 @pytest.fixture
-def gpt(provider_server, monkeypatch, task):
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-
-    def make(**args: str):
-        config = AgentConfig(
-            name="openai-cu", args={"base_url": provider_server.url + "/v1", "backoff": "0.01", **args}
-        )
-        agent = AGENTS.get("openai-cu")(config)
-        agent.reset(task)
-        return agent
-
-    return make
+def gpt(native_agent):
+    return lambda **args: native_agent("openai-cu", **args)
 
 
 def test_a_batched_call_runs_in_order_with_pixel_scrolls_as_wheel_clicks(gpt, provider_server) -> None:
