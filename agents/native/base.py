@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pytest_osworld.agent.actions import Action, ActionParseError
-from pytest_osworld.agent.contract import AgentStep, Observation, Usage
+from pytest_osworld.agent.contract import AgentConfig, AgentStep, Observation, Usage
 from pytest_osworld.agent.observe import png_size
 from pytest_osworld.errors import AgentFailure
 from pytest_osworld.task.model import Task
@@ -139,7 +139,7 @@ class NativeAgent(PromptAgent):
     #: The ``parse`` modes this agent has.
     modes: ClassVar[tuple[str, ...]] = ("ours", "osworld")
 
-    def __init__(self, config: Any, **kwargs: Any) -> None:
+    def __init__(self, config: AgentConfig, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self.mode = self.args.text("parse")
         if self.mode not in self.modes:

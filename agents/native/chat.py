@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
 
+from pytest_osworld.agent.contract import AgentConfig
+
 from ..llm import png_base64
 from ..openai_agent import OpenAICompatibleAgent
 from .base import NativeAgent, Outcome, Reply, Screen, result_text
@@ -31,7 +33,7 @@ class ChatNativeAgent(OpenAICompatibleAgent, NativeAgent):
     wire = "chat completion"
     extra_args: ClassVar[Mapping[str, str]] = {"token_param": "max_tokens", "image_detail": "high"}
 
-    def __init__(self, config: Any, defaults: Mapping[str, str] | None = None) -> None:
+    def __init__(self, config: AgentConfig, defaults: Mapping[str, str] | None = None) -> None:
         super().__init__(config, defaults={"temperature": "0", "top_p": "none", **(defaults or {})})
         self._messages: list[dict[str, Any]] = []
 
