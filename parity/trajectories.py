@@ -183,13 +183,17 @@ def select(
 
 def as_solution(actions: Iterable[str], pause: float) -> list[str]:
     """A trajectory's actions as a replayable solution: imports put back and a pause after
-    each code action; OSWorld's special actions unchanged."""
+    each code action; OSWorld's special actions unchanged. A run that ended by running out
+    of steps gets a final DONE (a solution must end so); its replay runs out of steps
+    before reaching it, as the original did."""
     solution = []
     for action in actions:
         if action.strip() in ("WAIT", "DONE", "FAIL"):
             solution.append(action.strip())
         else:
             solution.append(f"{PRELUDE}\n{action}\ntime.sleep({pause:g})")
+    if not solution or solution[-1] not in ("DONE", "FAIL"):
+        solution.append("DONE")
     return solution
 
 

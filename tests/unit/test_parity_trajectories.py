@@ -114,3 +114,9 @@ def test_the_ci_subset_fails_below_its_floor_and_asks_to_raise_it_above(
     assert below_floor(data(CI_FLOOR)) == 0
     assert below_floor(data(CI_FLOOR + 2)) == 0
     assert f"raise CI_FLOOR ({CI_FLOOR}) to {CI_FLOOR + 2}" in capsys.readouterr().out
+
+
+def test_a_run_that_ran_out_of_steps_ends_with_done_after_all_its_actions() -> None:
+    solution = as_solution(["pyautogui.click(1, 2)"] * 3, 3)
+    assert len(solution) == 4 and solution[-1] == "DONE"
+    assert as_solution([], 3) == ["DONE"]
