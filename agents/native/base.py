@@ -15,13 +15,15 @@ episode: FAIL when its text holds :data:`INFEASIBLE`, else DONE (a protocol with
 ending, such as ``finished()`` or ``terminate(status)``, maps that instead).
 
 ``--agent-arg parse=osworld`` maps as OSWorld's agent for the protocol does, quirks
-included (docs/parity.md lists them); ``parse=ours`` is the default.
+included, and asks the model again for a turn OSWorld's agent cannot use, as often as it
+does, before its ending (docs/parity.md lists the differences; the ``protocols`` parity
+level checks the mappings against OSWorld's code); ``parse=ours`` is the default.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from pytest_osworld.agent.actions import Action, ActionParseError
@@ -65,7 +67,9 @@ class ToolCall:
 
     def shown(self) -> str:
         """``name(arg=value, ...)``, for the trajectory."""
-        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in self.args.items())
+        args = ", ".join(
+            f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in self.args.items() if not k.startswith("_")
+        )
         return f"{self.name}({args})"
 
 
@@ -138,6 +142,12 @@ class NativeAgent(PromptAgent):
     wire = "response"
     #: The ``parse`` modes this agent has.
     modes: ClassVar[tuple[str, ...]] = ("ours", "osworld")
+    #: ``parse=osworld``: how many times OSWorld's agent asks its model for a turn it cannot
+    #: use (an unreadable answer; with :attr:`osworld_retry_calls`, also a call it cannot
+    #: map), and the ending it gives when none could be used (None: the turn is a step error).
+    osworld_attempts: ClassVar[int] = 1
+    osworld_retry_calls: ClassVar[bool] = False
+    osworld_given_up: ClassVar[str | None] = None
 
     def __init__(self, config: AgentConfig, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
@@ -179,8 +189,9 @@ class NativeAgent(PromptAgent):
         """Drop the conversation (a new episode)."""
         raise NotImplementedError
 
-    def _ending(self, reply: Reply) -> Action:
-        """The action of a turn without calls: FAIL when it declares the task infeasible."""
+    def _ending(self, reply: Reply) -> Action | None:
+        """The action of a turn without calls: FAIL when it declares the task infeasible
+        (None: no action, where ``parse=osworld`` reads such a turn so)."""
         return Action(kind="FAIL" if INFEASIBLE.lower() in reply.text.lower() else "DONE")
 
     # -- the exchange ------------------------------------------------------------------------
@@ -203,15 +214,19 @@ class NativeAgent(PromptAgent):
         screen = Screen(observation.screenshot, resized_png(observation.screenshot, frame.image), frame)
         self._note_desktop_errors(observation.extra.get("action_errors") or [])
         request = self._request(instruction, screen, self._pending)
-        response = self._retrying(lambda: self._send(request))
-        reply = read_answer(self.wire, response, self._read)
+        attempt = 1
+        while True:
+            sent = request if attempt == 1 else self._osworld_again(request)
+            response = self._retrying(lambda sent=sent: self._send(sent))  # type: ignore[misc]
+            reply = read_answer(self.wire, response, self._read)
+            outcomes, actions = self._turn(reply, Context(frame, self.mode, self._pointer))
+            if self.mode != "osworld" or not self._unusable(reply, outcomes):
+                break
+            if attempt >= self.osworld_attempts:
+                reply, outcomes, actions = self._given_up(reply, outcomes, actions)
+                break
+            attempt += 1
         self._commit(request, response, reply)
-        outcomes = self._outcomes(reply, Context(frame, self.mode, self._pointer))
-        actions = [action for outcome in outcomes for action in outcome.actions]
-        if reply.ending is not None:
-            actions.append(reply.ending)
-        elif not reply.calls and reply.error is None:
-            actions.append(self._ending(reply))
         self._pending = outcomes
         errors = [o.error for o in outcomes if o.error and o.error != SKIPPED]
         return AgentStep(
@@ -226,6 +241,37 @@ class NativeAgent(PromptAgent):
             ),
             parse_error="; ".join(errors) or None,
         )
+
+    def _turn(self, reply: Reply, context: Context) -> tuple[list[Outcome], list[Action]]:
+        """The outcome of each call of a turn, and the turn's actions with its ending."""
+        outcomes = self._outcomes(reply, context)
+        actions = [action for outcome in outcomes for action in outcome.actions]
+        if reply.ending is not None:
+            actions.append(reply.ending)
+        elif not reply.calls and reply.error is None:
+            ending = self._ending(reply)
+            if ending is not None:
+                actions.append(ending)
+        return outcomes, actions
+
+    def _unusable(self, reply: Reply, outcomes: list[Outcome]) -> bool:
+        """``parse=osworld``: whether OSWorld's agent would ask its model again for this turn."""
+        if reply.error is not None:
+            return True
+        return self.osworld_retry_calls and any(o.error and o.error != SKIPPED for o in outcomes)
+
+    def _given_up(
+        self, reply: Reply, outcomes: list[Outcome], actions: list[Action]
+    ) -> tuple[Reply, list[Outcome], list[Action]]:
+        """``parse=osworld``: the turn once OSWorld's agent has asked in vain (its ending)."""
+        if self.osworld_given_up is None:
+            return reply, outcomes, actions
+        ending = Action(kind="FAIL" if self.osworld_given_up == "FAIL" else "DONE")
+        return replace(reply, calls=(), error=None, ending=ending), [], [ending]
+
+    def _osworld_again(self, request: dict[str, Any]) -> dict[str, Any]:
+        """``parse=osworld``: the request OSWorld's agent sends when it asks again."""
+        return request
 
     def _outcomes(self, reply: Reply, context: Context) -> list[Outcome]:
         if reply.error is not None:

@@ -62,6 +62,10 @@ class ClaudeComputerAgent(AnthropicAgent, NativeAgent):
 
     wire = "Messages response"
     default_model = DEFAULT_MODEL
+    #: OSWorld's agent asks three times for a turn with a call it cannot map, then answers FAIL.
+    osworld_attempts = 3
+    osworld_retry_calls = True
+    osworld_given_up = "FAIL"
     extra_args: ClassVar[Mapping[str, str]] = {
         "tool": DEFAULT_TOOL,
         "display": "auto",

@@ -85,65 +85,167 @@ def ours(call: ToolCall, context: Context) -> Outcome:
     raise ActionParseError(f"unknown computer action type {name!r}")
 
 
-#: The OSWorld agents' key renames (after lowercasing).
+#: OSWorld's preview agent's key renames, looked up with the name as the model wrote it
+#: (so ``ARROWUP`` is not renamed), then lowercased; an unknown name is passed on.
 OSWORLD_KEYS = {
-    "arrowup": "up",
     "arrowdown": "down",
     "arrowleft": "left",
     "arrowright": "right",
+    "arrowup": "up",
     "cmd": "command",
 }
+#: The buttons OSWorld's preview agent clicks as such; any other is a left click.
+OSWORLD_BUTTONS = ("left", "middle", "right")
 
 
 def _code(*lines: str) -> list[Action]:
-    return [Action(kind="code", code="\n".join(("import pyautogui", *lines)))]
+    return [Action(kind="code", code="\n".join(lines))]
 
 
-def _raw_xy(args: dict[str, Any]) -> tuple[int, int]:
-    return int(args.get("x") or 0), int(args.get("y") or 0)
+def _point_xy(point: Any) -> tuple[Any, Any] | None:
+    """A drag point's ``x`` and ``y`` as OSWorld's agent reads them (None: not a point)."""
+    if isinstance(point, list | tuple) and len(point) == 2:
+        return point[0], point[1]
+    if isinstance(point, dict) and "x" in point and "y" in point:
+        return point.get("x"), point.get("y")
+    return None
 
 
 def osworld(call: ToolCall, context: Context, ga: bool) -> Outcome:
-    """One action as OSWorld's preview agent (``ga`` False) or GPT-5.4 agent maps it."""
+    """One action as OSWorld's agent maps it (``ga`` False: the preview agent of
+    desktop-env 1.0.2; True: the GPT-5.4 agent, which 1.0.2 does not ship)."""
+    if ga:
+        return _osworld_ga(call)
+    try:
+        actions = _osworld_preview(call.name, call.args)
+    except Exception:  # OSWorld's agent turns any error into no action
+        actions = None
+    return Outcome(call, actions or [])
+
+
+def _osworld_preview(name: str, args: dict[str, Any]) -> list[Action] | None:
+    """The preview agent's code for one action; None (no action) where it gives none.
+
+    Coordinates are passed as they are; a scroll's pixels become as many wheel clicks,
+    vertical first (a scroll with both moves only vertically); modifier ``keys`` are
+    ignored.
+    """
+    x, y = args.get("x"), args.get("y")
+    if name == "click":
+        button = args.get("button", "left")
+        button = button if button in OSWORLD_BUTTONS else "left"
+        if x is None or y is None:
+            return None
+        return _code("import pyautogui", f"pyautogui.moveTo({x}, {y})", f"pyautogui.click(button='{button}')")
+    if name == "double_click":
+        if x is None or y is None:
+            return None
+        return _code("import pyautogui", f"pyautogui.moveTo({x}, {y})", "pyautogui.doubleClick()")
+    if name == "type":
+        text = args.get("text", "")
+        if not text:
+            return _code("import pyautogui", "# Empty text, no action taken")
+        return _code("import pyautogui", f"pyautogui.typewrite({text!r})")
+    if name == "keypress":
+        keys = [OSWORLD_KEYS.get(k, k).lower() for k in args.get("keys", []) or [] if isinstance(k, str)]
+        if not keys:
+            return None
+        return _code(
+            "import pyautogui", f"pyautogui.hotkey({', '.join(f'{chr(39)}{k}{chr(39)}' for k in keys)})"
+        )
+    if name == "scroll":
+        down = int(args.get("scroll_y", 0)) if args.get("scroll_y", 0) else 0
+        right = int(args.get("scroll_x", 0)) if args.get("scroll_x", 0) else 0
+        at = f", x={x}, y={y}" if x is not None and y is not None else ""
+        if down:
+            return _code("import pyautogui", f"pyautogui.scroll({-down}{at})")
+        if right:
+            return _code("import pyautogui", f"pyautogui.hscroll({-right}{at})")
+        return None
+    if name == "move":
+        if x is None or y is None:
+            return None
+        return _code("import pyautogui", f"pyautogui.moveTo({x}, {y})")
+    if name == "drag":
+        path = args.get("path")
+        if not path or len(path) < 2:
+            return None
+        points = [_point_xy(p) for p in path]
+        if any(p is None for p in points):
+            return None
+        (first_x, first_y), rest = points[0], points[1:]  # type: ignore[misc]
+        duration = 0.5 if len(points) == 2 else 0.2
+        lines = ["import pyautogui", f"pyautogui.moveTo({first_x}, {first_y})"]
+        lines += [f"pyautogui.dragTo({px}, {py}, duration={duration}, button='left')" for px, py in rest]  # type: ignore[misc]
+        return _code(*lines)
+    if name == "wait":
+        return _code("import time", f"time.sleep({max(0.1, args.get('ms', 1000) / 1000)})")
+    if name == "screenshot":
+        return _code("import time", "time.sleep(0.1)")
+    return None
+
+
+def _osworld_ga(call: ToolCall) -> Outcome:
+    """OSWorld's GPT-5.4 agent (newer than desktop-env 1.0.2; not checked by the parity level)."""
     name, args = call.name, call.args
-    x, y = _raw_xy(args)
+    x, y = int(args.get("x") or 0), int(args.get("y") or 0)
     if name == "click":
         button = str(args.get("button", "left"))
         button = button if button in ("left", "middle", "right") else "left"
-        return Outcome(call, _code(f"pyautogui.moveTo({x}, {y})", f"pyautogui.click(button={button!r})"))
+        return Outcome(
+            call,
+            _code("import pyautogui", f"pyautogui.moveTo({x}, {y})", f"pyautogui.click(button={button!r})"),
+        )
     if name == "double_click":
-        return Outcome(call, _code(f"pyautogui.doubleClick({x}, {y})"))
+        return Outcome(call, _code("import pyautogui", f"pyautogui.doubleClick({x}, {y})"))
     if name == "type":
         typed = str(args.get("text", ""))
-        if not ga:
-            return Outcome(call, _code(f"pyautogui.typewrite({typed!r})"))
         if not typed.isascii():
             return Outcome(
-                call, _code("import pyperclip", f"pyperclip.copy({typed!r})", "pyautogui.hotkey('ctrl', 'v')")
+                call,
+                _code(
+                    "import pyautogui",
+                    "import pyperclip",
+                    f"pyperclip.copy({typed!r})",
+                    "pyautogui.hotkey('ctrl', 'v')",
+                ),
             )
         lines = typed.split("\n")
         code = [
             f"pyautogui.typewrite({line!r})" + ("\npyautogui.press('enter')" if i < len(lines) - 1 else "")
             for i, line in enumerate(lines)
         ]
-        return Outcome(call, _code(*code))
+        return Outcome(call, _code("import pyautogui", *code))
     if name == "keypress":
-        keys = [OSWORLD_KEYS.get(str(k).lower(), str(k).lower()) for k in args.get("keys") or []]
-        return Outcome(call, _code(f"pyautogui.hotkey({', '.join(repr(k) for k in keys)})"))
+        ga_keys = {
+            "arrowup": "up",
+            "arrowdown": "down",
+            "arrowleft": "left",
+            "arrowright": "right",
+            "cmd": "command",
+        }
+        keys = [ga_keys.get(str(k).lower(), str(k).lower()) for k in args.get("keys") or []]
+        return Outcome(
+            call, _code("import pyautogui", f"pyautogui.hotkey({', '.join(repr(k) for k in keys)})")
+        )
     if name == "scroll":
-        lines = []
+        lines = ["import pyautogui"]
         if args.get("scroll_y"):
             lines.append(f"pyautogui.scroll({-int(args['scroll_y'])}, x={x}, y={y})")
         if args.get("scroll_x"):
             lines.append(f"pyautogui.hscroll({-int(args['scroll_x'])}, x={x}, y={y})")
         return Outcome(call, _code(*lines))
     if name == "move":
-        return Outcome(call, _code(f"pyautogui.moveTo({x}, {y})"))
+        return Outcome(call, _code("import pyautogui", f"pyautogui.moveTo({x}, {y})"))
     if name == "drag":
-        points = [_raw_xy(p) for p in args.get("path") or [] if isinstance(p, dict)]
+        points = [
+            (int(p.get("x") or 0), int(p.get("y") or 0))
+            for p in args.get("path") or []
+            if isinstance(p, dict)
+        ]
         if not points:
             raise ActionParseError("drag without a path")
-        lines = [f"pyautogui.moveTo({points[0][0]}, {points[0][1]})"]
+        lines = ["import pyautogui", f"pyautogui.moveTo({points[0][0]}, {points[0][1]})"]
         lines += [f"pyautogui.dragTo({px}, {py})" for px, py in points[1:]]
         return Outcome(call, _code(*lines))
     if name == "wait":

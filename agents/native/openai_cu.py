@@ -160,6 +160,7 @@ class OpenAIComputerAgent(OpenAIAgent, NativeAgent):
         texts: list[str] = []
         thoughts: list[str] = []
         safety: list[str] = []
+        ending: Action | None = None
         for item in response.output:
             if item.type == "computer_call":
                 actions = item.actions if getattr(item, "actions", None) else [item.action]
@@ -169,7 +170,12 @@ class OpenAIComputerAgent(OpenAIAgent, NativeAgent):
                 for check in item.pending_safety_checks or []:
                     safety.append(f"{check.code or ''}: {check.message or ''}".strip(": "))
             elif item.type == "message":
-                texts += [part.text for part in item.content if getattr(part, "type", "") == "output_text"]
+                parts = [part.text for part in item.content if getattr(part, "type", "") == "output_text"]
+                texts += parts
+                if self._osworld_infeasible(item):
+                    # OSWorld's preview agent answers FAIL and reads no further item
+                    ending = Action(kind="FAIL")
+                    break
             elif item.type == "reasoning":
                 thoughts += [s.text for s in getattr(item, "summary", None) or []]
         usage = response.usage
@@ -181,7 +187,16 @@ class OpenAIComputerAgent(OpenAIAgent, NativeAgent):
             input_tokens=int(usage.input_tokens or 0) if usage else 0,
             output_tokens=int(usage.output_tokens or 0) if usage else 0,
             safety=tuple(safety),
+            ending=ending,
         )
+
+    def _osworld_infeasible(self, item: Any) -> bool:
+        """``parse=osworld`` with the preview tool: a message whose first part has one of
+        OSWorld's infeasibility words (its preview agent then answers FAIL)."""
+        if self.mode != "osworld" or self.tool != "computer_use_preview" or not item.content:
+            return False
+        first = str(getattr(item.content[0], "text", "") or "").lower()
+        return any(word in first for word in OSWORLD_INFEASIBLE_WORDS)
 
     def _commit(self, request: dict[str, Any], response: Any, reply: Reply) -> None:
         self._previous = response.id
@@ -197,13 +212,11 @@ class OpenAIComputerAgent(OpenAIAgent, NativeAgent):
             return openai_actions.osworld(call, context, ga=self.tool == "computer")
         return openai_actions.ours(call, context)
 
-    def _ending(self, reply: Reply) -> Action:
+    def _ending(self, reply: Reply) -> Action | None:
         if self.mode == "ours":
             return super()._ending(reply)
-        if self.tool == "computer":
-            return Action(kind="DONE")  # OSWorld's GPT-5.4 agent never answers FAIL
-        words = reply.text.lower()
-        return Action(kind="FAIL" if any(w in words for w in OSWORLD_INFEASIBLE_WORDS) else "DONE")
+        # OSWorld's GPT-5.4 agent never answers FAIL; its preview agent's FAIL is read in _read
+        return Action(kind="DONE")
 
 
 def openai_cu(config: AgentConfig) -> OpenAIComputerAgent:

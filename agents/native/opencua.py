@@ -181,30 +181,124 @@ def ours(call: ToolCall, context: Context) -> Outcome:
     raise ActionParseError(f"{call.name} is not an action of this desktop")
 
 
+# -- parse=osworld: OSWorld's OpenCUAAgent (desktop-env 1.0.2) ---------------------------------
+
+_OSWORLD_ACTION = re.compile(r"^##\s*Action\s*:?[\n\r]+(.*?)(?=^##|\Z)", re.DOTALL | re.MULTILINE)
+_OSWORLD_BLOCK = re.compile(r"```(?:code|python)?\s*(.*?)\s*```", re.DOTALL | re.IGNORECASE)
+#: A pyautogui call up to its first closing parenthesis, as OSWorld's agent finds them.
+_OSWORLD_CALL = re.compile(r"(pyautogui\.\w+\([^\)]*\))")
+_OSWORLD_PARTS = re.compile(r"(pyautogui\.\w+)\((.*)\)", re.DOTALL)
+#: The parameters OSWorld's agent reads positional arguments into, per function.
+OSWORLD_PARAMETERS = {
+    "click": ("x", "y", "clicks", "interval", "button", "duration", "pause"),
+    "rightClick": ("x", "y", "duration", "tween", "pause"),
+    "middleClick": ("x", "y", "duration", "tween", "pause"),
+    "doubleClick": ("x", "y", "interval", "button", "duration", "pause"),
+    "tripleClick": ("x", "y", "interval", "button", "duration", "pause"),
+    "moveTo": ("x", "y", "duration", "tween", "pause"),
+    "dragTo": ("x", "y", "duration", "button", "mouseDownUp", "pause"),
+}
+
+
+def parse_code_osworld(text: str) -> tuple[str, str]:
+    """The answer as OSWorld's OpenCUA agent reads it: ``("WAIT"|"DONE"|"FAIL", "")`` or
+    ``("code", block)`` with the last code block as it is.
+
+    ``computer.wait`` anywhere in the block is WAIT; ``computer.terminate`` is FAIL when
+    the block has ``fail`` in it, else DONE with ``success``. :class:`ActionParseError`
+    where OSWorld's agent finds no action (no block, no ``## Action`` section, a terminate
+    without a status): it asks again, then FAIL.
+    """
+    found = _OSWORLD_ACTION.search(text)
+    action = found.group(1).strip() if found else None
+    blocks = _OSWORLD_BLOCK.findall(text)
+    if not blocks:
+        raise ActionParseError("the answer has no code block")
+    block = blocks[-1].strip()
+    lower = block.lower()
+    if "computer.wait" in lower:
+        if action is None:
+            raise ActionParseError("the answer has no '## Action' section")
+        kind, said = "WAIT", action
+    elif "computer.terminate" in lower:
+        if "fail" not in lower and "success" not in lower:
+            raise ActionParseError("computer.terminate without a status")
+        kind, said = ("FAIL" if "fail" in lower else "DONE"), block
+    else:
+        if not action:
+            raise ActionParseError("the answer has no '## Action' section")
+        _project(block, grid((1000, 1000), (1000, 1000), 1))  # raises where OSWorld's does
+        kind, said = "code", action
+    if "<Error>" in said:  # OSWorld's agent takes this for its own parse error
+        raise ActionParseError("the answer holds '<Error>'")
+    return kind, block if kind == "code" else ""
+
+
+def _project_point(x: float, y: float, frame: Frame) -> tuple[int, int]:
+    """OSWorld's projection: fractions of the screen (``relative``), or smart_resize pixels,
+    where a point inside [0, 1] counts as fractions of the *resized* image."""
+    (width, height), (space_w, space_h) = frame.screen, frame.space
+    if (space_w, space_h) == (1, 1):
+        return round(x * width), round(y * height)
+    if 0 <= x <= 1 and 0 <= y <= 1:
+        return round(x * space_w), round(y * space_h)
+    return int(x / space_w * width), int(y / space_h * height)
+
+
+def _shown(value: Any) -> str:
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
+
+def _project(code: str, frame: Frame) -> str:
+    """``code`` with the points of its pyautogui calls projected to the screen, the way
+    OSWorld's agent rewrites them (the call written anew; code it cannot read left as is)."""
+    rewritten = code
+    for whole in _OSWORLD_CALL.findall(code):
+        parts = _OSWORLD_PARTS.match(whole)
+        if not parts:
+            continue
+        function, inside = parts.group(1), parts.group(2)
+        try:
+            node = ast.parse(f"func({inside})").body[0].value  # type: ignore[attr-defined]
+        except SyntaxError:
+            return code
+        names = OSWORLD_PARAMETERS.get(function.split(".")[-1], ())
+        values: dict[Any, Any] = {}
+        try:
+            for name, arg in zip(names, node.args, strict=False):
+                values[name] = ast.literal_eval(arg)
+        except Exception as exc:
+            raise ActionParseError(f"{whole}: {exc}") from None
+        try:
+            for keyword in node.keywords:
+                values[keyword.arg] = ast.literal_eval(keyword.value)
+        except Exception:
+            return code
+        if "x" not in values or "y" not in values:
+            continue
+        try:
+            values["x"], values["y"] = _project_point(float(values["x"]), float(values["y"]), frame)
+        except ValueError:
+            continue
+        except Exception as exc:
+            raise ActionParseError(f"{whole}: {exc}") from None
+        shown = []
+        for name in names:
+            if name not in values:
+                break
+            shown.append(_shown(values[name]))
+        used = set(names[: len(shown)])
+        shown += [f"{k.arg}={_shown(values[k.arg])}" for k in node.keywords if k.arg not in used]
+        rewritten = rewritten.replace(whole, f"{function}({', '.join(shown)})")
+    return rewritten
+
+
 def osworld(call: ToolCall, context: Context) -> Outcome:
-    """The call as OSWorld's OpenCUA agent passes it: coordinates projected, nothing checked."""
-    if call.name == "computer.wait":
-        return Outcome(call, [Action(kind="WAIT")])
-    owner, _, function = call.name.partition(".")
-    positional = list(call.args.get("*", []))
-    keywords = {k: v for k, v in call.args.items() if k != "*"}
-    frame = context.frame
-    if "x" in keywords and "y" in keywords:
-        keywords["x"] = round(keywords["x"] * frame.screen[0] / frame.space[0])
-        keywords["y"] = round(keywords["y"] * frame.screen[1] / frame.space[1])
-    elif (
-        len(positional) >= 2
-        and all(isinstance(v, int | float) for v in positional[:2])
-        and function != "scroll"
-    ):
-        positional[0] = round(positional[0] * frame.screen[0] / frame.space[0])
-        positional[1] = round(positional[1] * frame.screen[1] / frame.space[1])
-    if function == "triple_click":
-        owner, function = "pyautogui", "tripleClick"
-    shown = [repr(v) for v in positional] + [f"{k}={v!r}" for k, v in keywords.items()]
-    return Outcome(
-        call, [Action(kind="code", code=f"import pyautogui\n{owner}.{function}({', '.join(shown)})")]
-    )
+    """The answer's code block as OSWorld's OpenCUA agent passes it: one script, its
+    pyautogui points projected (``computer.triple_click`` and any other code as written)."""
+    if call.name != "code":
+        raise ActionParseError(f"{call.name}: not an answer read with parse=osworld")
+    return Outcome(call, [Action(kind="code", code=_project(str(call.args["code"]), context.frame))])
 
 
 class OpenCUAAgent(ChatNativeAgent):
@@ -212,6 +306,9 @@ class OpenCUAAgent(ChatNativeAgent):
 
     default_model = DEFAULT_MODEL
     extra_args: ClassVar[Mapping[str, str]] = {**ChatNativeAgent.extra_args, "coordinates": "auto"}
+    #: OSWorld's agent asks five times for an answer it cannot read, then answers FAIL.
+    osworld_attempts = 5
+    osworld_given_up = "FAIL"
 
     def __init__(self, config: AgentConfig) -> None:
         super().__init__(config, defaults={"history": "3", "max_tokens": "2048"})
@@ -233,8 +330,20 @@ class OpenCUAAgent(ChatNativeAgent):
     def _system(self, screen: Screen) -> str:
         return PROMPT.format(password=self.config.client_password, coordinates=COORDINATES[self.coordinates])
 
+    def _osworld_again(self, request: dict[str, Any]) -> dict[str, Any]:
+        # OSWorld's agent asks again at a temperature of at least 0.2
+        return {**request, "temperature": max(0.2, float(request.get("temperature") or 0))}
+
     def _parse(self, text: str) -> Reply:
         thought = text.split("## Code", 1)[0].strip()
+        if self.mode == "osworld":
+            try:
+                kind, block = parse_code_osworld(text)
+            except ActionParseError as exc:
+                return Reply(text=text, thought=thought, error=str(exc))
+            if kind != "code":
+                return Reply(text=text, thought=thought, ending=Action(kind=kind))  # type: ignore[arg-type]
+            return Reply(calls=(ToolCall("0", "code", {"code": block}),), text=text, thought=thought)
         try:
             calls = parse_code(text)
         except ActionParseError as exc:

@@ -165,42 +165,145 @@ def ours(call: ToolCall, context: Context) -> Outcome:
     raise ActionParseError(f"unknown action {name!r} of computer_use")
 
 
+# -- parse=osworld: OSWorld's Qwen3VLAgent and Qwen25VLAgent (desktop-env 1.0.2) ------------
+
+#: Lines OSWorld's agents take for the action's description (and skip), per model.
+OSWORLD_INSTRUCTION_LINES = {
+    "qwen3": ("action:",),
+    "qwen2.5": ("action:", "step", "i will", "i'll", "now i"),
+}
+#: Lines that open a tool call, per model (Qwen2.5's agent also takes two stray symbols).
+OSWORLD_OPENERS = {"qwen3": ("<tool_call>",), "qwen2.5": ("<tool_call>", "\u2697", "\U0001f4d0")}
+#: computer_use actions OSWorld's agents write as one pyautogui call at the coordinate.
+OSWORLD_POINTED = {
+    "left_click": "click",
+    "right_click": "rightClick",
+    "middle_click": "middleClick",
+    "double_click": "doubleClick",
+}
+
+
+def parse_calls_osworld(text: str, model: str) -> tuple[str, list[ToolCall]]:
+    """The description and the ``computer_use`` calls of an answer as OSWorld's agent for
+    ``model`` (``qwen3`` or ``qwen2.5``) reads it: line by line, a call's JSON on the lines
+    between ``<tool_call>`` and ``</tool_call>`` (the rest of the opening line dropped) or on
+    one line of its own; unreadable JSON, other tools and calls without an action skipped.
+    :class:`ActionParseError` where OSWorld's agent raises (a call that is not an object,
+    arguments that are not one).
+    """
+    instruction = ""
+    blocks: list[str] = []
+    inside, current = False, list[str]()
+    for line in (line.strip() for line in text.split("\n")):
+        if not line:
+            continue
+        if line.lower().startswith(OSWORLD_INSTRUCTION_LINES[model]):
+            if not instruction:
+                instruction = line.split("Action:")[-1].strip() if model == "qwen3" else line
+            continue
+        if line.startswith(OSWORLD_OPENERS[model]):
+            inside = True
+        elif line.startswith("</tool_call>"):
+            if current:
+                blocks.append("\n".join(current))
+                current = []
+            inside = False
+        elif inside:
+            current.append(line)
+        elif line.startswith("{") and line.endswith("}"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if "name" in value and "arguments" in value:
+                blocks.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    calls: list[ToolCall] = []
+    for block in blocks:
+        try:
+            value = json.loads(block)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(value, dict):
+            raise ActionParseError(f"a tool call that is not an object: {block[:80]!r}")
+        if value.get("name") != "computer_use" or "arguments" not in value:
+            continue
+        args = value["arguments"]
+        if not isinstance(args, dict):
+            raise ActionParseError(f"computer_use arguments that are not an object: {args!r}")
+        if "action" not in args:
+            continue
+        rest = {k: v for k, v in args.items() if k != "action"}
+        calls.append(ToolCall(str(len(calls)), str(args["action"]), rest))
+    return instruction, calls
+
+
+def _osworld_xy(call: ToolCall, frame: Frame) -> tuple[int, int]:
+    """OSWorld's scaling: the coordinate times screen / model space, truncated."""
+    try:
+        x, y = call.args["coordinate"]
+        return int(x * (frame.screen[0] / frame.space[0])), int(y * (frame.screen[1] / frame.space[1]))
+    except (TypeError, ValueError) as exc:
+        raise ActionParseError(f"{call.name}: coordinate {call.args['coordinate']!r} ({exc})") from None
+
+
+def _osworld_key(key: Any) -> Any:
+    """OSWorld's clean-up of a key name that looks like a piece of a list."""
+    if not isinstance(key, str):
+        return key
+    if key.startswith("keys=["):
+        key = key[6:]
+    if key.endswith("]"):
+        key = key[:-1]
+    if key.startswith(("['", '["')):
+        key = key[2:] if len(key) > 2 else key
+    if key.endswith(("']", '"]')):
+        key = key[:-2] if len(key) > 2 else key
+    return key.strip()
+
+
 def osworld(call: ToolCall, context: Context) -> Outcome:
-    """One action as OSWorld's Qwen3-VL agent maps it (unchecked; unmapped actions refused)."""
-    name, args = call.name, call.args
-    xy = args.get("coordinate")
-    at = ""
-    if isinstance(xy, list) and len(xy) == 2:
-        screen, space = context.frame.screen, context.frame.space
-        at = f"{round(xy[0] * screen[0] / space[0])}, {round(xy[1] * screen[1] / space[1])}"
-    verbs = {
-        "left_click": "click",
-        "right_click": "rightClick",
-        "middle_click": "middleClick",
-        "double_click": "doubleClick",
-        "mouse_move": "moveTo",
-        "left_click_drag": "dragTo",
-    }
-    if name in verbs:
-        code = f"pyautogui.{verbs[name]}({at})"
-    elif name == "key":
-        keys = [str(k).lower() for k in args.get("keys") or []]
+    """One ``computer_use`` action as OSWorld's Qwen agents write it: coordinates scaled and
+    truncated, keys and text between quotes as they are, scroll pixels as wheel clicks,
+    ``wait`` WAIT, ``terminate`` DONE whatever its status; any other action (``hscroll``,
+    ``triple_click``, ``answer``...) does nothing."""
+    name, args, frame = call.name, call.args, context.frame
+    if name in OSWORLD_POINTED:
+        verb = OSWORLD_POINTED[name]
         code = (
-            f"pyautogui.hotkey({', '.join(repr(k) for k in keys)})"
-            if len(keys) > 1
-            else f"pyautogui.press({keys[0]!r})"
-            if keys
-            else ""
+            f"pyautogui.{verb}({'{}, {}'.format(*_osworld_xy(call, frame)) if 'coordinate' in args else ''})"
         )
     elif name == "type":
-        code = f"pyautogui.typewrite({str(args.get('text', ''))!r})"
+        code = f"pyautogui.typewrite('{args.get('text', '')}')"
+    elif name == "key":
+        keys = args.get("keys", [])
+        if isinstance(keys, list):
+            keys = [_osworld_key(k) for k in keys]
+        try:
+            shown = ", ".join(f"'{key}'" for key in keys)
+            code = f"pyautogui.{'hotkey' if len(keys) > 1 else 'press'}({shown})"
+        except TypeError:
+            raise ActionParseError(f"key: 'keys' is {keys!r}") from None
     elif name == "scroll":
         code = f"pyautogui.scroll({args.get('pixels', 0)})"
     elif name == "wait":
         return Outcome(call, [Action(kind="WAIT")])
+    elif name == "terminate":
+        return Outcome(call, [Action(kind="DONE")])
+    elif name == "mouse_move":
+        code = "pyautogui.moveTo({}, {})".format(
+            *(_osworld_xy(call, frame) if "coordinate" in args else (0, 0))
+        )
+    elif name == "left_click_drag":
+        if "coordinate" in args:
+            x, y = _osworld_xy(call, frame)
+            code = f"pyautogui.dragTo({x}, {y}, duration={args.get('duration', 0.5)})"
+        else:
+            code = "pyautogui.dragTo(0, 0)"
     else:
-        raise ActionParseError(f"unmapped action {name!r}")
-    return Outcome(call, [Action(kind="code", code="import pyautogui\n" + code)])
+        return Outcome(call)
+    return Outcome(call, [Action(kind="code", code=code)])
 
 
 class QwenVLAgent(ChatNativeAgent):
@@ -236,6 +339,8 @@ class QwenVLAgent(ChatNativeAgent):
         return PROMPT.format(password=self.config.client_password, tools=tools)
 
     def _parse(self, text: str) -> Reply:
+        if self.mode == "osworld":
+            return self._parse_osworld(text)
         thought = text.split("<tool_call>", 1)[0].strip()
         try:
             calls = parse_calls(text)
@@ -244,12 +349,42 @@ class QwenVLAgent(ChatNativeAgent):
         names = [c.name for c in calls]
         if "terminate" in names:
             end = calls[names.index("terminate")]
-            failed = end.args.get("status") == "failure" and self.mode == "ours"
+            failed = end.args.get("status") == "failure"
             kept = tuple(calls[: names.index("terminate")])
             return Reply(
                 calls=kept, text=text, thought=thought, ending=Action(kind="FAIL" if failed else "DONE")
             )
         return Reply(calls=tuple(calls), text=text, thought=thought)
+
+    def _parse_osworld(self, text: str) -> Reply:
+        """The answer as OSWorld's agent reads it (:func:`parse_calls_osworld`): its calls
+        map in order, ``wait`` and ``terminate`` among them; no call is no action."""
+        model = "qwen2.5" if self.coordinates == "absolute" else "qwen3"
+        try:
+            instruction, calls = parse_calls_osworld(text, model)
+        except ActionParseError as exc:
+            return Reply(text=text, error=str(exc))
+        if not instruction:
+            # OSWorld's agent names the step after its first action's function, and raises
+            # when that action is WAIT or DONE (no "pyautogui." in it)
+            probe = Context(grid((1000, 1000), (1000, 1000), 1000), "osworld")
+            for call in calls:
+                try:
+                    first = osworld(call, probe).actions
+                except ActionParseError:
+                    break
+                if first and first[0].kind != "code":
+                    return Reply(
+                        text=text, error=f"OSWorld's agent raises on an answer that starts with {call.name}"
+                    )
+                if first:
+                    break
+        return Reply(calls=tuple(calls), text=text, thought=instruction)
+
+    def _ending(self, reply: Reply) -> Action | None:
+        if self.mode == "osworld":
+            return None  # OSWorld's agent gives no action for an answer without a call
+        return super()._ending(reply)
 
     def _map(self, call: ToolCall, context: Context) -> Outcome:
         return osworld(call, context) if self.mode == "osworld" else ours(call, context)

@@ -146,60 +146,158 @@ def ours(call: ToolCall, context: Context) -> Outcome:
     raise ActionParseError(f"unknown action {name!r}")
 
 
-#: OSWorld's key renames for hotkeys.
-OSWORLD_KEYS = {
-    "arrowleft": "left",
-    "arrowright": "right",
-    "arrowup": "up",
-    "arrowdown": "down",
-    "space": " ",
-}
+# -- parse=osworld: OSWorld's UITARSAgent (desktop-env 1.0.2, uitars15_v1) ------------------
+
+#: A single quote not already escaped (OSWorld escapes these in typed text).
+_UNESCAPED_QUOTE = re.compile(r"(?<!\\)'")
+_TYPE_CONTENT = re.compile(r"type\(content='(.*?)'\)")
+#: The functions that end OSWorld's turn (the calls before them are dropped).
+OSWORLD_ENDINGS = ("finished", "wait", "error_env", "call_user")
+#: OSWorld's renames of a whole ``hotkey`` string.
+OSWORLD_HOTKEYS = {"arrowleft": "left", "arrowright": "right", "arrowup": "up", "arrowdown": "down"}
+_HEADER = "import pyautogui\nimport time\n"
 
 
-def _scaled(context: Context, x: float, y: float) -> tuple[int, int]:
-    """OSWorld's scaling: proportional, rounded, unchecked."""
-    frame = context.frame
-    return round(x * frame.screen[0] / frame.space[0]), round(y * frame.screen[1] / frame.space[1])
+def _osworld_thought(text: str) -> str | None:
+    """The thought OSWorld's parser reads (it goes into each action's code as a string)."""
+    if text.startswith("Reflection:"):
+        pattern = r"Reflection: (.+?)Action_Summary: (.+?)(?=\s*Action:|$)"
+    elif text.startswith("Action_Summary:"):
+        pattern = r"Action_Summary: (.+?)(?=\s*Action:|$)"
+    else:
+        pattern = r"Thought: (.+?)(?=\s*Action:|$)"
+    match = re.search(pattern, text, re.DOTALL)
+    return match.group(match.lastindex or 1).strip() if match else None
+
+
+def parse_answer_osworld(text: str) -> tuple[str | None, list[ToolCall]]:
+    """The thought and calls of an answer as OSWorld's parser reads it.
+
+    Actions after ``Action:`` are separated by blank lines; each is read as one Python call
+    with keyword arguments (positional ones dropped, non-literal ones None), the quotes of a
+    ``type`` content escaped, ``start_box``/``end_box`` checked to be numbers. The calls'
+    arguments are kept as OSWorld keeps them (strings), with the thought under ``_thought``.
+    :class:`ActionParseError` where OSWorld's parser raises.
+    """
+    text = text.strip()
+    thought = _osworld_thought(text)
+    if "Action:" not in text:
+        raise ActionParseError("the answer has no 'Action:'")
+    calls = []
+    for index, chunk in enumerate(text.split("Action:")[-1].split("\n\n")):
+        if "type(content" in chunk:
+            content = _TYPE_CONTENT.sub(lambda m: m.group(1), chunk)
+            chunk = "type(content='" + _UNESCAPED_QUOTE.sub("\\\\'", content) + "')"
+        source = chunk.replace("\n", "\\n").lstrip()
+        try:
+            node = ast.parse(source, mode="eval").body
+        except (SyntaxError, ValueError):
+            raise ActionParseError(f"cannot read the action {chunk.strip()!r}") from None
+        if not isinstance(node, ast.Call):
+            raise ActionParseError(f"{chunk.strip()!r} is not an action call")
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        inputs: dict[str, Any] = {}
+        for keyword in node.keywords:
+            value = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
+            if value == "":
+                continue
+            if not isinstance(value, str) or keyword.arg is None:
+                raise ActionParseError(f"the arguments of {chunk.strip()!r} must be strings")
+            inputs[keyword.arg] = value.lstrip()
+            if "start_box" in keyword.arg or "end_box" in keyword.arg:
+                try:
+                    _numbers(inputs[keyword.arg])
+                except ValueError:
+                    raise ActionParseError(f"{keyword.arg}={value!r} is not a list of numbers") from None
+        calls.append(ToolCall(str(index), name, {**inputs, "_thought": thought}))
+    return thought, calls
+
+
+def _numbers(box: str) -> list[float]:
+    return [float(n) for n in box.replace("(", "").replace(")", "").split(",")]
+
+
+def _osworld_box(box: str, frame: Frame) -> list[float]:
+    """OSWorld's box: fractions of the model's space, a point repeated as ``[x, y, x, y]``."""
+    numbers = [n / frame.space[i % 2] for i, n in enumerate(_numbers(box))]
+    return numbers * 2 if len(numbers) == 2 else numbers
+
+
+def _centre(box: list[float], frame: Frame) -> tuple[float, float]:
+    """The screen point of a box as OSWorld computes it (rounded to 3 decimals)."""
+    if len(box) == 4:
+        x1, y1, x2, y2 = box
+    elif len(box) == 2:
+        x1, y1 = x2, y2 = box
+    else:
+        raise ActionParseError(f"a box of {len(box)} numbers (OSWorld's agent raises on it)")
+    return round(float((x1 + x2) / 2) * frame.screen[0], 3), round(float((y1 + y2) / 2) * frame.screen[1], 3)
 
 
 def osworld(call: ToolCall, context: Context) -> Outcome:
-    """One action as OSWorld's UI-TARS-1.5 agent maps it (clipboard typing, no checks)."""
-    name, args = call.name, call.args
-    code: list[str] = []
-    sx, sy = _scaled(context, *_box(args["start_box"], "start_box")) if "start_box" in args else (0, 0)
-    if name in CLICKS:
-        verb = {"left_double": "doubleClick"}.get(name, "click")
-        button = "right" if name == "right_single" else "left"
-        code.append(f"pyautogui.{verb}({sx}, {sy}, button={button!r})")
-    elif name == "hover":
-        code.append(f"pyautogui.moveTo({sx}, {sy})")
-    elif name == "drag":
-        ex, ey = _scaled(context, *_box(args.get("end_box"), "end_box"))
-        code += [f"pyautogui.moveTo({sx}, {sy})", f"pyautogui.dragTo({ex}, {ey}, duration=0.5)"]
-    elif name in ("hotkey", "press"):
-        keys = [OSWORLD_KEYS.get(k, k) for k in str(args.get("key", "")).lower().split()]
-        code.append(f"pyautogui.hotkey({', '.join(repr(k) for k in keys)})")
+    """One action as OSWorld's UI-TARS-1.5 agent writes it: one script per action, which
+    starts with the thought in a string; text pasted through the clipboard; unknown
+    functions a comment; ``press`` raises there, so it is refused here."""
+    name, args, frame = call.name, call.args, context.frame
+    code = _HEADER + f"'''\nObservation:\n\n\nThought:\n{args.get('_thought')}\n'''\n"
+    if name == "hotkey":
+        hotkey = args.get("key", "") if "key" in args else args.get("hotkey", "")
+        hotkey = OSWORLD_HOTKEYS.get(hotkey, hotkey)
+        if hotkey:
+            keys = [" " if key == "space" else key for key in hotkey.split()]
+            code += f"\npyautogui.hotkey({', '.join(repr(k) for k in keys)})"
+    elif name == "press":
+        raise ActionParseError("press: OSWorld's agent raises on it (UnboundLocalError)")
+    elif name in ("keyup", "keydown"):
+        verb = "keyUp" if name == "keyup" else "keyDown"
+        code += f"\npyautogui.{verb}({args.get('key', '')!r})"
     elif name == "type":
-        content = str(args.get("content", ""))
-        code += [
-            "import pyperclip",
-            f"pyperclip.copy({content.rstrip(chr(10))!r})",
-            "pyautogui.hotkey('ctrl', 'v')",
-        ]
-        if content.endswith("\n"):
-            code.append("pyautogui.press('enter')")
+        content = _UNESCAPED_QUOTE.sub("\\\\'", args.get("content", ""))
+        submit = content.endswith("\n") or content.endswith("\\n")
+        stripped = content.rstrip("\\n").rstrip("\n") if submit else content
+        if content:
+            # between quotes as it is: a line break in it makes the script invalid there
+            code += f"\nimport pyperclip\npyperclip.copy('{stripped}')"
+            code += "\npyautogui.hotkey('ctrl', 'v')\ntime.sleep(0.5)\n"
+            if submit:
+                code += "\npyautogui.press('enter')"
+    elif name in ("drag", "select"):
+        if args.get("start_box") and args.get("end_box"):
+            start, end = _osworld_box(args["start_box"], frame), _osworld_box(args["end_box"], frame)
+            if len(start) != 4 or len(end) != 4:
+                raise ActionParseError(
+                    f"{name}: a box of {len(start)} numbers (OSWorld's agent raises on it)"
+                )
+            (sx, sy), (ex, ey) = _centre(start, frame), _centre(end, frame)
+            code += f"\npyautogui.moveTo({sx}, {sy})\n\npyautogui.dragTo({ex}, {ey}, duration=1.0)\n"
     elif name == "scroll":
-        amount = 5 if str(args.get("direction", "")).lower() == "up" else -5
-        code.append(
-            f"pyautogui.scroll({amount}, x={sx}, y={sy})"
-            if "start_box" in args
-            else f"pyautogui.scroll({amount})"
-        )
-    elif name == "wait":
-        return Outcome(call, [Action(kind="WAIT")])
+        at = ""
+        if args.get("start_box"):
+            box = _osworld_box(args["start_box"], frame)
+            if len(box) != 4:
+                raise ActionParseError(f"scroll: a box of {len(box)} numbers (OSWorld's agent raises on it)")
+            x, y = _centre(box, frame)
+            at = f", x={x}, y={y}"
+        direction = str(args.get("direction", "")).lower()
+        if "up" in direction:
+            code += f"\npyautogui.scroll(5{at})"
+        elif "down" in direction:
+            code += f"\npyautogui.scroll(-5{at})"
+    elif name in ("click", "left_single", "left_double", "right_single", "hover"):
+        if "start_box" not in args:
+            raise ActionParseError(f"{name} without start_box (OSWorld's agent raises on it)")
+        x, y = _centre(_osworld_box(args["start_box"], frame), frame)
+        code += {
+            "left_double": f"\npyautogui.doubleClick({x}, {y}, button='left')",
+            "right_single": f"\npyautogui.click({x}, {y}, button='right')",
+            "hover": f"\npyautogui.moveTo({x}, {y})",
+        }.get(name, f"\npyautogui.click({x}, {y}, button='left')")
+    elif name == "finished":
+        return Outcome(call, [Action(kind="DONE")])
     else:
-        raise ActionParseError(f"unknown action {name!r}")
-    return Outcome(call, [Action(kind="code", code="\n".join(("import pyautogui", *code)))])
+        code += f"\n# Unrecognized action type: {name or None}"
+    return Outcome(call, [Action(kind="code", code=code)])
 
 
 class UITarsAgent(ChatNativeAgent):
@@ -209,6 +307,9 @@ class UITarsAgent(ChatNativeAgent):
     extra_args: ClassVar[Mapping[str, str]] = {**ChatNativeAgent.extra_args, "coordinates": "smart_resize"}
     #: OSWorld's agent answers WAIT to call_user() this many times, then FAIL.
     OSWORLD_CALL_USER_TOLERANCE = 3
+    #: OSWorld's agent asks three times for an answer it cannot read, then answers DONE.
+    osworld_attempts = 3
+    osworld_given_up = "DONE"
 
     def __init__(self, config: AgentConfig) -> None:
         super().__init__(config, defaults={"history": "5", "max_tokens": "500"})
@@ -233,6 +334,8 @@ class UITarsAgent(ChatNativeAgent):
         return PROMPT.format(password=self.config.client_password)
 
     def _parse(self, text: str) -> Reply:
+        if self.mode == "osworld":
+            return self._parse_osworld(text)
         try:
             thought, calls = parse_answer(text)
         except ActionParseError as exc:
@@ -244,12 +347,39 @@ class UITarsAgent(ChatNativeAgent):
                 return Reply(calls=kept, text=text, thought=thought, ending=self._end(end))
         return Reply(calls=tuple(calls), text=text, thought=thought)
 
+    def _osworld_again(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {**request, "temperature": 1.0}  # OSWorld's agent samples again at 1
+
+    def _parse_osworld(self, text: str) -> Reply:
+        """The answer as OSWorld's agent reads it: an ending drops the turn's other calls; a
+        call before it that OSWorld's agent raises on is kept, so that it fails here too."""
+        try:
+            thought, calls = parse_answer_osworld(text)
+        except ActionParseError as exc:
+            return Reply(text=text, error=str(exc))
+        probe = Context(grid((1000, 1000), (1000, 1000), 1000), "osworld")
+        for index, call in enumerate(calls):
+            if call.name in OSWORLD_ENDINGS:
+                return Reply(text=text, thought=thought or "", ending=self._end(call.name))
+            try:
+                osworld(call, probe)
+            except ActionParseError:
+                return Reply(calls=tuple(calls[: index + 1]), text=text, thought=thought or "")
+        return Reply(calls=tuple(calls), text=text, thought=thought or "")
+
     def _end(self, name: str) -> Action:
         if name == "finished":
             return Action(kind="DONE")
-        if name == "call_user" and self.mode == "osworld":
+        if self.mode == "osworld" and name == "wait":
+            return Action(kind="WAIT")
+        # OSWorld's agent answers call_user() with WAIT this many times, then FAIL
+        if (
+            name == "call_user"
+            and self.mode == "osworld"
+            and self._calls_to_user < self.OSWORLD_CALL_USER_TOLERANCE
+        ):
             self._calls_to_user += 1
-            return Action(kind="WAIT" if self._calls_to_user < self.OSWORLD_CALL_USER_TOLERANCE else "FAIL")
+            return Action(kind="WAIT")
         return Action(kind="FAIL")
 
     def _map(self, call: ToolCall, context: Context) -> Outcome:

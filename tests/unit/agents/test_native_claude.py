@@ -162,14 +162,27 @@ def test_parse_osworld_maps_as_osworlds_agent(claude, provider_server) -> None:
     )
     agent = claude(parse="osworld")
     step = agent.act("x", SCREEN)
-    codes = [a.code.split("\n", 1)[1] for a in step.actions]
-    assert codes == [
-        "pyautogui.keyDown('kp_0')\npyautogui.keyUp('kp_0')",  # pressed nothing: not a pyautogui key
-        "pyautogui.click(960, 540)",  # 1280x720 scaled to 1920x1080
-        "import time\ntime.sleep(0.5)",
-        "pyautogui.press('a')\npyautogui.press('enter')",
+    codes = [a.code for a in step.actions]
+    assert codes == [  # desktop-env 1.0.2's AnthropicAgent, checked by parity/protocols.py
+        "pyautogui.keyDown('kp_0')\npyautogui.keyUp('kp_0')\n",  # pressed nothing: not a pyautogui key
+        "pyautogui.click(960, 540)\n",  # 1280x720 scaled to 1920x1080
+        "pyautogui.sleep(0.5)\n",
+        'pyautogui.typewrite("""a\n""", interval=0.01)\n',
     ]
     assert provider_server.requests[0].body["tools"][0]["display_width_px"] == 1280
     assert [a.kind for a in agent.act("x", SCREEN).actions] == ["FAIL"]
     results = provider_server.requests[1].body["messages"][2]["content"]
     assert {r["content"][0]["text"] for r in results} == {"Success"}
+
+
+def test_parse_osworld_asks_three_times_for_a_call_it_cannot_map_then_fails(claude, provider_server) -> None:
+    provider_server.play(
+        *[anthropic_turn({"action": "cursor_position"}) for _ in range(3)],
+        anthropic_turn({"action": "cursor_position"}),
+        anthropic_turn({"action": "left_click", "coordinate": [640, 360]}),
+    )
+    agent = claude(parse="osworld")
+    assert [a.kind for a in agent.act("x", SCREEN).actions] == ["FAIL"]  # AnthropicAgent's 3 tries
+    assert len(provider_server.requests) == 3
+    step = agent.act("x", SCREEN)  # a turn that maps on the second try
+    assert [a.code for a in step.actions] == ["pyautogui.click(960, 540)\n"]

@@ -121,11 +121,17 @@ def test_qwen25_uses_smart_resize_pixels_and_bad_json_is_a_step_error(open_model
 
 def test_qwen_parse_osworld_passes_pixels_and_ignores_the_failure_status(open_model, provider_server) -> None:
     provider_server.play(
-        chat_turn(_tool_call("scroll", pixels=-300)), chat_turn(_tool_call("terminate", status="failure"))
+        chat_turn(_tool_call("scroll", pixels=-300)),
+        chat_turn("Action: give up\n" + _tool_call("terminate", status="failure")),
+        chat_turn(_tool_call("terminate", status="success")),
     )
     agent = open_model("qwen-vl", parse="osworld")
-    assert _codes(agent.act("x", SCREEN)) == ["import pyautogui\npyautogui.scroll(-300)"]
+    assert _codes(agent.act("x", SCREEN)) == ["pyautogui.scroll(-300)"]  # as Qwen3VLAgent writes it
     assert [a.kind for a in agent.act("x", SCREEN).actions] == ["DONE"]
+    # without an "Action:" line, OSWorld's agent raises (IndexError) on an answer that starts
+    # with WAIT or DONE: no action here
+    step = agent.act("x", SCREEN)
+    assert step.actions == [] and "starts with terminate" in (step.parse_error or "")
 
 
 # -- OpenCUA ---------------------------------------------------------------------------------
@@ -167,3 +173,31 @@ def test_open_models_retry_rate_limits(open_model, provider_server) -> None:
     )
     assert [a.kind for a in open_model("ui-tars").act("x", SCREEN).actions] == ["DONE"]
     assert len(provider_server.requests) == 3
+
+
+def test_ui_tars_parse_osworld_call_user_waits_three_times_and_an_ending_drops_the_turn(
+    open_model, provider_server
+) -> None:
+    provider_server.play(
+        *[chat_turn("Thought: t\nAction: call_user()") for _ in range(4)],
+        chat_turn("Thought: t\nAction: click(start_box='(966,546)')\n\nfinished()"),
+    )
+    agent = open_model("ui-tars", parse="osworld")
+    kinds = [[a.kind for a in agent.act("x", SCREEN).actions] for _ in range(5)]
+    # OSWorld's UITARSAgent (callusr_tolerance 3); finished() returns DONE alone
+    assert kinds == [["WAIT"], ["WAIT"], ["WAIT"], ["FAIL"], ["DONE"]]
+
+
+def test_parse_osworld_asks_again_for_an_unreadable_answer_then_ends(open_model, provider_server) -> None:
+    provider_server.play(*[chat_turn("I am not sure.") for _ in range(3)])
+    agent = open_model("ui-tars", parse="osworld")
+    assert [a.kind for a in agent.act("x", SCREEN).actions] == ["DONE"]
+    assert [r.body.get("temperature") for r in provider_server.requests] == [0.0, 1.0, 1.0]
+    provider_server.play(
+        *[chat_turn("no code") for _ in range(4)],
+        chat_turn("## Action\nclick\n## Code\n```python\npyautogui.click(0.5, 0.5)\n```"),
+    )
+    agent = open_model("opencua", parse="osworld", coordinates="relative")
+    assert _codes(agent.act("x", SCREEN)) == ["pyautogui.click(960, 540)"]  # the fifth answer
+    provider_server.play(*[chat_turn("no code") for _ in range(5)])
+    assert [a.kind for a in agent.act("x", SCREEN).actions] == ["FAIL"]

@@ -81,8 +81,10 @@ def test_rate_limits_are_retried(gpt, provider_server) -> None:
     assert len(provider_server.requests) == 3
 
 
-@pytest.mark.parametrize(("tool", "ending"), [("computer_use_preview", "FAIL"), ("computer", "DONE")])
-def test_parse_osworld_maps_as_osworlds_agents(gpt, provider_server, tool, ending) -> None:
+@pytest.mark.parametrize(
+    ("tool", "ending", "cmd"), [("computer_use_preview", "FAIL", "cmd"), ("computer", "DONE", "command")]
+)
+def test_parse_osworld_maps_as_osworlds_agents(gpt, provider_server, tool, ending, cmd) -> None:
     provider_server.play(
         responses_turn(
             {"type": "scroll", "x": 5, "y": 6, "scroll_y": 300}, {"type": "keypress", "keys": ["CMD", "Q"]}
@@ -91,5 +93,43 @@ def test_parse_osworld_maps_as_osworlds_agents(gpt, provider_server, tool, endin
     )
     agent = gpt(parse="osworld", tool=tool)
     codes = [a.code.split("\n", 1)[1] for a in agent.act("x", SCREEN).actions]
-    assert codes == ["pyautogui.scroll(-300, x=5, y=6)", "pyautogui.hotkey('command', 'q')"]
+    # the preview agent (desktop-env 1.0.2) renames only a lowercase "cmd"
+    assert codes == ["pyautogui.scroll(-300, x=5, y=6)", f"pyautogui.hotkey('{cmd}', 'q')"]
     assert [a.kind for a in agent.act("x", SCREEN).actions] == [ending]
+
+
+def test_parse_osworld_preview_fails_on_an_infeasible_message_after_the_calls_before_it(
+    gpt, provider_server
+) -> None:
+    agent = gpt(parse="osworld", tool="computer_use_preview")
+    click = {"type": "click", "x": 1, "y": 2, "button": "left"}
+    provider_server.play(responses_turn(click))
+    agent.act("x", SCREEN)
+    reply = agent._read(
+        _response(
+            [
+                _item("computer_call", call_id="c1", action=_action(click)),
+                _item("message", content=[_item("output_text", text="It is not feasible.")]),
+                _item("computer_call", call_id="c2", action=_action(click)),
+            ]
+        )
+    )
+    assert len(reply.calls) == 1 and reply.ending is not None and reply.ending.kind == "FAIL"
+
+
+def _item(kind: str, **fields):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(type=kind, pending_safety_checks=[], **fields)
+
+
+def _action(fields: dict):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(model_dump=lambda exclude_none=True: dict(fields))
+
+
+def _response(items: list):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(output=items, usage=None)
