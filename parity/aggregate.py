@@ -23,7 +23,7 @@ from typing import Any
 from parity.oracle_venv import OracleVenvError, ensure_oracle_venv
 
 ROOT = Path(__file__).resolve().parent.parent
-LEVELS: tuple[str, ...] = ("metrics", "end_to_end", "agent_facing")
+LEVELS: tuple[str, ...] = ("metrics", "end_to_end", "agent_facing", "protocols")
 #: Levels run only when named (``--level trajectories``): they take an hour in full.
 BY_NAME_ONLY: tuple[str, ...] = ("trajectories",)
 
