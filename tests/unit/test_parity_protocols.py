@@ -97,6 +97,7 @@ def test_cases_cover_every_protocol_and_are_seeded() -> None:
 def test_our_side_maps_a_claude_call_and_reads_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("anthropic")
     pytest.importorskip("openai")
+    monkeypatch.setenv("PARITY_PROTOCOLS_KEY", "unused")  # no model is called
     agents = our_agents()
     click = ours(agents["claude"], "claude", {"action": "left_click", "coordinate": [640, 360]})
     assert shape(click) == shape({"value": ["pyautogui.click(960, 540)"]})
