@@ -215,16 +215,23 @@ class NativeAgent(PromptAgent):
         self._note_desktop_errors(observation.extra.get("action_errors") or [])
         request = self._request(instruction, screen, self._pending)
         attempt = 1
+        spent = (0, 0)  # tokens of the answers asked again (parse=osworld)
         while True:
             sent = request if attempt == 1 else self._osworld_again(request)
             response = self._retrying(lambda sent=sent: self._send(sent))  # type: ignore[misc]
             reply = read_answer(self.wire, response, self._read)
+            reply = replace(
+                reply,
+                input_tokens=reply.input_tokens + spent[0],
+                output_tokens=reply.output_tokens + spent[1],
+            )
             outcomes, actions = self._turn(reply, Context(frame, self.mode, self._pointer))
             if self.mode != "osworld" or not self._unusable(reply, outcomes):
                 break
             if attempt >= self.osworld_attempts:
                 reply, outcomes, actions = self._given_up(reply, outcomes, actions)
                 break
+            spent = (reply.input_tokens, reply.output_tokens)
             attempt += 1
         self._commit(request, response, reply)
         self._pending = outcomes

@@ -191,8 +191,11 @@ def test_ui_tars_parse_osworld_call_user_waits_three_times_and_an_ending_drops_t
 def test_parse_osworld_asks_again_for_an_unreadable_answer_then_ends(open_model, provider_server) -> None:
     provider_server.play(*[chat_turn("I am not sure.") for _ in range(3)])
     agent = open_model("ui-tars", parse="osworld")
-    assert [a.kind for a in agent.act("x", SCREEN).actions] == ["DONE"]
+    step = agent.act("x", SCREEN)
+    assert [a.kind for a in step.actions] == ["DONE"]
     assert [r.body.get("temperature") for r in provider_server.requests] == [0.0, 1.0, 1.0]
+    # every answer asked for is paid for
+    assert (step.usage.input_tokens, step.usage.output_tokens) == (3 * 1100, 3 * 30)
     provider_server.play(
         *[chat_turn("no code") for _ in range(4)],
         chat_turn("## Action\nclick\n## Code\n```python\npyautogui.click(0.5, 0.5)\n```"),
