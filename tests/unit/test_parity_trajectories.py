@@ -120,3 +120,8 @@ def test_a_run_that_ran_out_of_steps_ends_with_done_after_all_its_actions() -> N
     solution = as_solution(["pyautogui.click(1, 2)"] * 3, 3)
     assert len(solution) == 4 and solution[-1] == "DONE"
     assert as_solution([], 3) == ["DONE"]
+
+
+def test_the_acceptance_subset_is_every_success_and_the_short_failures() -> None:
+    chosen = [trajectory(1.0, 80), trajectory(0.0, 30, task_id="a"), trajectory(0.0, 31, task_id="b")]
+    assert [t.task_id for t in select(chosen, "acceptance", None, None)] == ["d52d6308-ec58", "a"]
