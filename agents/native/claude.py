@@ -1,20 +1,27 @@
-"""``claude-cu``: Claude with Anthropic's computer tool, through the Messages API's beta.
+"""``claude-cu``: Claude with Anthropic's computer tool, through the Messages API.
 
-The request carries the tool (``computer_20251124`` by default, with zoom; or
-``computer_20250124``) and its beta header; the first user turn holds the screenshot and
-the task. Each later turn answers every ``tool_use`` of the previous one with a
-``tool_result``: "done" or the reason it could not be used (``is_error``), the last one
-with the new screenshot, a ``zoom`` with its region at full resolution. Thinking blocks go
-back as they came. Only the ``history`` most recent screenshots stay in the conversation.
+The request carries the tool the model takes (``--agent-arg tool=auto``, by the model's
+name): ``computer_toolset_20260801`` for the Claude 5 models (GA: no beta header; its
+member tools are called by name, ``left_click``, ``type``, ``zoom`` ...; the screenshot goes
+at the screen's size up to 2576 px on its long side), ``computer_20251124`` (with zoom) for
+Opus 4.5 to 4.7 and Sonnet 4.6, ``computer_20250124`` for other Claude models, with its
+beta header. The first user turn holds the screenshot and the task. Each later turn
+answers every ``tool_use`` of the previous one with a ``tool_result``: "done" or the reason
+it could not be used (``is_error``), the last one with the new screenshot, a ``zoom`` with
+its region at full resolution. Thinking blocks go back as they came. Only the ``history``
+most recent screenshots stay in the conversation.
 
-The screenshot is resized to the declared display: by default the quickstart's choice,
-the largest of XGA, WXGA and FWXGA with the screen's aspect ratio (1366x768 for
-1920x1080), so that the API never downscales it behind the agent's back.
+With the beta tools the screenshot is resized to the declared display: by default the
+quickstart's choice, the largest of XGA, WXGA and FWXGA with the screen's aspect ratio
+(1366x768 for 1920x1080), so that the API never downscales it behind the agent's back.
+The toolset's member schemas are not published where this machine can read them; the
+members are read as the beta tool's actions of the same names.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -36,12 +43,24 @@ from .base import (
 )
 from .geometry import Frame, declared, parse_size
 
-#: Tool version -> (beta header, whether it has zoom).
-TOOLS: dict[str, tuple[str, bool]] = {
+#: Tool version -> (beta header, or None for the GA toolset; whether it has zoom).
+TOOLS: dict[str, tuple[str | None, bool]] = {
     "computer_20250124": ("computer-use-2025-01-24", False),
     "computer_20251124": ("computer-use-2025-11-24", True),
+    "computer_toolset_20260801": (None, True),
 }
-DEFAULT_TOOL = "computer_20251124"
+#: The GA toolset of the Claude 5 models: one entry in ``tools``, its member tools
+#: (``left_click``, ``type``, ``zoom`` ...) called by name, several in a turn.
+TOOLSET = "computer_toolset_20260801"
+#: ``tool=auto``: the newest tool each model accepts, by model name (Claude 5 models refuse
+#: the beta tools; Opus 4.5 to 4.7 and Sonnet 4.6 take computer_20251124).
+TOOL_BY_MODEL: tuple[tuple[str, str], ...] = (
+    (r"claude-(opus|sonnet|haiku|fable|mythos)-5", TOOLSET),
+    (r"claude-(opus-4-[5-9]|sonnet-4-[6-9])", "computer_20251124"),
+    (r"claude", "computer_20250124"),
+)
+#: The longest side the Claude 5 models take an image at without downscaling it.
+TOOLSET_MAX_SIDE = 2576
 DEFAULT_MODEL = "claude-sonnet-4-6"
 #: The quickstart's scaling targets, tried in order.
 TARGETS = ((1024, 768), (1280, 800), (1366, 768))
@@ -67,7 +86,7 @@ class ClaudeComputerAgent(AnthropicAgent, NativeAgent):
     osworld_retry_calls = True
     osworld_given_up = "FAIL"
     extra_args: ClassVar[Mapping[str, str]] = {
-        "tool": DEFAULT_TOOL,
+        "tool": "auto",
         "display": "auto",
         "zoom": "on",
         "thinking": "0",
@@ -77,10 +96,10 @@ class ClaudeComputerAgent(AnthropicAgent, NativeAgent):
         defaults = {"temperature": "none", "top_p": "none", "max_tokens": "4096", "history": "3"}
         if config.args.get("parse") == "osworld":
             defaults.update(
-                {"history": "10", "tool": DEFAULT_TOOL, "display": "1280x720", "max_tokens": "3000"}
+                {"history": "10", "tool": "computer_20251124", "display": "1280x720", "max_tokens": "3000"}
             )
         super().__init__(config, defaults=defaults)
-        self.tool = self.args.choice("tool", TOOLS)
+        self.tool = self._tool_version()
         self.beta, has_zoom = TOOLS[self.tool]
         self.zoom = has_zoom and self.args.text("zoom") == "on" and self.mode == "ours"
         self.thinking = self.args.integer("thinking")
@@ -91,11 +110,21 @@ class ClaudeComputerAgent(AnthropicAgent, NativeAgent):
             raise AgentConfigError(f"agent {config.name!r}: --agent-arg display: {exc}") from None
         self._messages: list[dict[str, Any]] = []
 
+    def _tool_version(self) -> str:
+        if self.args.text("tool") != "auto":
+            return self.args.choice("tool", TOOLS)
+        return next(tool for pattern, tool in TOOL_BY_MODEL if re.search(pattern, self.model))
+
     def frame(self, screen: tuple[int, int]) -> Frame:
         """The declared display (see the module docstring)."""
+        if self.display is None and self.tool == TOOLSET:
+            factor = min(1.0, TOOLSET_MAX_SIDE / max(screen))
+            return declared(screen, (round(screen[0] * factor), round(screen[1] * factor)))
         return declared(screen, self.display or default_display(screen))
 
     def _tool(self, frame: Frame) -> dict[str, Any]:
+        if self.tool == TOOLSET:
+            return {"type": TOOLSET}
         tool: dict[str, Any] = {
             "type": self.tool,
             "name": "computer",
@@ -140,8 +169,9 @@ class ClaudeComputerAgent(AnthropicAgent, NativeAgent):
             ),
             "messages": messages,
             "tools": [self._tool(screen.frame)],
-            "betas": [self.beta],
         }
+        if self.beta is not None:
+            request["betas"] = [self.beta]
         extra: dict[str, Any] = {}
         if self.sampling.temperature is not None:
             extra["temperature"] = self.sampling.temperature
@@ -157,6 +187,8 @@ class ClaudeComputerAgent(AnthropicAgent, NativeAgent):
         return "Success" if self.mode == "osworld" else result_text(outcome)
 
     def _send(self, request: dict[str, Any]) -> Any:
+        if self.beta is None:
+            return self.client.messages.create(**request)
         return self.client.beta.messages.create(**request)
 
     def _read(self, response: Any) -> Reply:
@@ -165,6 +197,9 @@ class ClaudeComputerAgent(AnthropicAgent, NativeAgent):
             if block.type == "tool_use":
                 if not isinstance(block.input, dict):
                     raise TypeError(f"tool_use input is {type(block.input).__name__}")
+                if self.tool == TOOLSET:  # a member tool, called by its name
+                    calls.append(ToolCall(block.id, str(block.name), dict(block.input)))
+                    continue
                 args = {k: v for k, v in block.input.items() if k != "action"}
                 calls.append(ToolCall(block.id, str(block.input.get("action", "")), args))
             elif block.type == "text":

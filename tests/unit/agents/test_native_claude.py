@@ -186,3 +186,34 @@ def test_parse_osworld_asks_three_times_for_a_call_it_cannot_map_then_fails(clau
     assert len(provider_server.requests) == 3
     step = agent.act("x", SCREEN)  # a turn that maps on the second try
     assert [a.code for a in step.actions] == ["pyautogui.click(960, 540)\n"]
+
+
+@pytest.mark.parametrize(
+    ("model", "tool"),
+    [
+        ("claude-opus-5-5", "computer_toolset_20260801"),
+        ("claude-sonnet-4-6", "computer_20251124"),
+        ("claude-opus-4-7", "computer_20251124"),
+        ("claude-sonnet-4-5-20250929", "computer_20250124"),
+        ("claude-3-7-sonnet-20250219", "computer_20250124"),
+    ],
+)
+def test_the_tool_is_the_newest_the_model_takes(native_agent, model, tool) -> None:
+    agent = native_agent("claude-cu")
+    agent.model = model
+    assert agent._tool_version() == tool
+
+
+def test_the_claude_5_toolset_calls_member_tools_by_name_without_a_beta(claude, provider_server) -> None:
+    turn = anthropic_turn({"coordinate": [960, 540]}, {"text": "ctrl+s"}, tool="left_click")
+    turn["body"]["content"][1]["name"] = "key"  # two member tools in one turn
+    provider_server.play(turn, anthropic_turn(text="done"))
+    agent = claude(tool="computer_toolset_20260801")
+    step = agent.act("x", SCREEN)
+    # the screenshot goes at the screen's size: coordinates are screen pixels
+    assert "pyautogui.click(960, 540," in step.actions[0].code
+    assert "pyautogui.hotkey('ctrl', 's')" in step.actions[1].code
+    request = provider_server.requests[0]
+    assert request.path == "/v1/messages" and "anthropic-beta" not in request.headers
+    assert request.body["tools"] == [{"type": "computer_toolset_20260801"}]
+    assert _image_size(request.body["messages"][0]["content"][0]) == (1920, 1080)
