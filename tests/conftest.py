@@ -2,10 +2,52 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import pytest
+
+#: A closed port: a call there fails at once, after the SDK has loaded what it loads lazily.
+_REFUSED = "http://127.0.0.1:9"
+
+
+def _load_model_sdks() -> None:
+    """Import the model SDKs in the test process itself, and make one refused call through
+    each API our agents use, so that every module they load lazily is loaded here.
+
+    A pytester run in this process drops the modules it imported when it ends. When it had
+    been the first to load an SDK module, the package kept the dropped module as its
+    attribute while the next import made a second copy, and the SDK then mixed the two
+    copies' classes: google-genai sent ``tools: [{}]`` and let a 429 through unretried.
+    """
+    with contextlib.suppress(ImportError):
+        import anthropic
+
+        client = anthropic.Anthropic(api_key="unused", base_url=_REFUSED, max_retries=0, timeout=2)
+        for create in (client.messages.create, client.beta.messages.create):
+            with contextlib.suppress(Exception):
+                create(model="m", max_tokens=1, messages=[{"role": "user", "content": "x"}])
+    with contextlib.suppress(ImportError):
+        import openai
+
+        chat = openai.OpenAI(api_key="unused", base_url=_REFUSED, max_retries=0, timeout=2)
+        with contextlib.suppress(Exception):
+            chat.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        with contextlib.suppress(Exception):
+            chat.responses.create(model="m", input="x")
+    with contextlib.suppress(ImportError):
+        from google import genai
+        from google.genai import errors, types  # noqa: F401
+
+        options = types.HttpOptions(base_url=_REFUSED, retry_options=types.HttpRetryOptions(attempts=1))
+        with contextlib.suppress(Exception):
+            genai.Client(api_key="unused", http_options=options).models.generate_content(
+                model="m", contents="x"
+            )
+
+
+_load_model_sdks()
 
 #: The local provider's cache (its desktop template and run records) as this process sees
 #: it, read before any pytester fixture points HOME at a test's own folder.
