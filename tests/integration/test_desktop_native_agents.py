@@ -226,6 +226,96 @@ PROTOCOLS: dict[str, Protocol] = {
 }
 
 
+def other_kinds(press_at: tuple[int, int], hscroll: int = 2) -> list[str]:
+    """What the desktop records of the other action kinds: a triple and a middle click, a
+    horizontal scroll, a press and release of the left button, and Ctrl held and let go."""
+    return [
+        "pyautogui.tripleClick(960, 540)",
+        "pyautogui.middleClick(1265, 703)",
+        f"pyautogui.hscroll({hscroll}, x=960, y=540)",
+        f"pyautogui.click({press_at[0]}, {press_at[1]})",
+        "pyautogui.press('ctrl')",
+    ]
+
+
+#: Per agent: one turn with the action kinds the first test leaves out, and their record.
+OTHER_KINDS: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "claude-cu": (
+        anthropic_turn(
+            {"action": "triple_click", "coordinate": [683, 384]},
+            {"action": "middle_click", "coordinate": [900, 500]},
+            {"action": "scroll", "coordinate": [683, 384], "scroll_direction": "right", "scroll_amount": 2},
+            {"action": "left_mouse_down", "coordinate": [996, 597]},
+            {"action": "left_mouse_up"},
+            {"action": "hold_key", "text": "ctrl", "duration": 0.3},
+        ),
+        other_kinds((1399, 839)),
+    ),
+    "openai-cu": (
+        responses_turn(
+            {"type": "click", "x": 1265, "y": 703, "button": "wheel"},
+            {"type": "scroll", "x": 960, "y": 540, "scroll_x": 200, "scroll_y": 0},
+            {"type": "click", "x": 1400, "y": 840, "button": "left", "keys": ["SHIFT"]},
+            {"type": "click", "x": 960, "y": 540, "button": "back"},
+            {"type": "keypress", "keys": ["CTRL"]},
+        ),
+        [
+            "pyautogui.middleClick(1265, 703)",
+            "pyautogui.hscroll(2, x=960, y=540)",
+            "pyautogui.keyDown('shift')",
+            "pyautogui.click(1400, 840)",
+            "pyautogui.keyUp('shift')",
+            "pyautogui.hotkey('alt', 'left')",
+            "pyautogui.press('ctrl')",
+        ],
+    ),
+    "gemini-cu": (
+        gemini_turn(
+            ("triple_click", {"x": 500, "y": 500}),
+            ("middle_click", {"x": 659, "y": 651}),
+            ("scroll", {"x": 500, "y": 500, "direction": "right", "magnitude": 104}),
+            ("mouse_down", {"x": 730, "y": 778}),
+            ("mouse_up", {}),
+            ("key_down", {"key": "Control"}),
+            ("key_up", {"key": "Control"}),
+        ),
+        other_kinds((1401, 840)),
+    ),
+    "ui-tars": (
+        chat_turn(
+            "Thought: more\nAction: scroll(start_box='(966,546)', direction='right')\n"
+            "click(start_box='(1409,850)')\nkeydown(key='ctrl')\nkeyup(key='ctrl')"
+        ),
+        ["pyautogui.hscroll(5, x=960, y=540)", "pyautogui.click(1400, 840)", "pyautogui.press('ctrl')"],
+    ),
+    "qwen-vl": (
+        chat_turn(
+            _tool_call("triple_click", coordinate=[500, 500])
+            + _tool_call("middle_click", coordinate=[659, 651])
+            + _tool_call("hscroll", coordinate=[500, 500], pixels=200)
+            + _tool_call("left_click", coordinate=[730, 778])
+            + _tool_call("key", keys=["ctrl"])
+        ),
+        other_kinds((1401, 840)),
+    ),
+    "opencua": (
+        chat_turn(
+            _code(
+                "pyautogui.tripleClick(966, 546)",
+                "pyautogui.middleClick(1273, 711)",
+                "pyautogui.hscroll(2, x=966, y=546)",
+                "pyautogui.moveTo(1409, 850)",
+                "pyautogui.mouseDown()",
+                "pyautogui.mouseUp()",
+                "pyautogui.keyDown('ctrl')",
+                "pyautogui.keyUp('ctrl')",
+            )
+        ),
+        other_kinds((1400, 840)),
+    ),
+}
+
+
 @pytest.fixture
 def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProviderServer]:
     """A stand-in model API on the host; no real key or endpoint reaches the agents."""
@@ -267,6 +357,22 @@ def test_every_action_kind_reaches_the_desktop(desktop, standin, monkeypatch, na
     assert errors == [None] * len(step.actions)
     assert recorded == protocol.recorded
     assert guest.cursor_position() == protocol.pointer
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+def test_the_other_action_kinds_reach_the_desktop(desktop, standin, monkeypatch, name: str) -> None:
+    turn, expected = OTHER_KINDS[name]
+    guest = desktop.restore("init_state").guest
+    standin.play(turn)
+    step = _agent(name, standin, monkeypatch).act("x", observe(guest, "x", "screenshot"))
+    assert step.parse_error is None
+    guest.start_input_recording()
+    try:
+        errors = [run_action(guest, action, to_pyautogui) for action in step.actions]
+    finally:
+        recorded = [action["code"] for action in guest.stop_input_recording()]
+    assert errors == [None] * len(step.actions)
+    assert recorded == expected
 
 
 @pytest.mark.parametrize("task", sorted(COMMANDS))
