@@ -33,7 +33,7 @@ from pytest_osworld.errors import AgentFailure
 from pytest_osworld.task.model import Task
 
 from ..llm import AgentConfigError, PromptAgent, read_answer
-from .geometry import Frame, cropped_png, resized_png
+from .geometry import Frame, cropped_png, parse_size, resized_png
 
 #: Written by the model in a turn without tool calls when the task cannot be done.
 INFEASIBLE = "[INFEASIBLE]"
@@ -158,6 +158,14 @@ class NativeAgent(PromptAgent):
             )
         self._pending: list[Outcome] = []
         self._pointer: Point | None = None
+
+    def _display_arg(self) -> tuple[int, int] | None:
+        """``--agent-arg display``: ``WIDTHxHEIGHT``, or None for ``auto``."""
+        display = self.args.text("display")
+        try:
+            return None if display == "auto" else parse_size(display)
+        except ValueError as exc:
+            raise AgentConfigError(f"agent {self.config.name!r}: --agent-arg display: {exc}") from None
 
     # -- what subclasses provide -------------------------------------------------------------
 

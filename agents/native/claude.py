@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from pytest_osworld.agent.contract import AgentConfig
 
 from ..anthropic_agent import AnthropicAgent
-from ..llm import AgentConfigError, png_base64
+from ..llm import png_base64
 from . import claude_actions
 from .base import (
     INFEASIBLE,
@@ -41,7 +41,7 @@ from .base import (
     native_prompt,
     result_text,
 )
-from .geometry import Frame, declared, parse_size
+from .geometry import Frame, declared
 
 #: Tool version -> (beta header, or None for the GA toolset; whether it has zoom).
 TOOLS: dict[str, tuple[str | None, bool]] = {
@@ -103,11 +103,7 @@ class ClaudeComputerAgent(AnthropicAgent, NativeAgent):
         self.beta, has_zoom = TOOLS[self.tool]
         self.zoom = has_zoom and self.args.text("zoom") == "on" and self.mode == "ours"
         self.thinking = self.args.integer("thinking")
-        display = self.args.text("display")
-        try:
-            self.display = None if display == "auto" else parse_size(display)
-        except ValueError as exc:
-            raise AgentConfigError(f"agent {config.name!r}: --agent-arg display: {exc}") from None
+        self.display = self._display_arg()
         self._messages: list[dict[str, Any]] = []
 
     def _tool_version(self) -> str:

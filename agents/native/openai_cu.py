@@ -29,7 +29,7 @@ from ..llm import AgentConfigError, png_base64
 from ..openai_agent import OpenAIAgent
 from . import openai_actions
 from .base import Context, NativeAgent, Outcome, Reply, Screen, ToolCall, native_prompt, result_text
-from .geometry import Frame, declared, parse_size
+from .geometry import Frame, declared
 
 TOOLS = ("computer", "computer_use_preview")
 MODELS = {"computer": "gpt-5.4", "computer_use_preview": "computer-use-preview"}
@@ -63,11 +63,7 @@ class OpenAIComputerAgent(OpenAIAgent, NativeAgent):
             config = replace(config, model=MODELS[tool])
         super().__init__(config, defaults=defaults)
         self.tool = tool
-        display = self.args.text("display")
-        try:
-            self.display = None if display == "auto" else parse_size(display)
-        except ValueError as exc:
-            raise AgentConfigError(f"agent {config.name!r}: --agent-arg display: {exc}") from None
+        self.display = self._display_arg()
         if self.mode == "osworld":
             self.display = None
         self._previous: str | None = None

@@ -342,26 +342,9 @@ def _agent(name: str, standin: ProviderServer, monkeypatch: pytest.MonkeyPatch) 
     return AGENTS.get(name)(AgentConfig(name=name, model=protocol.model, args=args))
 
 
-@pytest.mark.parametrize("name", sorted(PROTOCOLS))
-def test_every_action_kind_reaches_the_desktop(desktop, standin, monkeypatch, name: str) -> None:
-    protocol = PROTOCOLS[name]
-    guest = desktop.restore("init_state").guest
-    standin.play(protocol.kinds)
-    step = _agent(name, standin, monkeypatch).act("x", observe(guest, "x", "screenshot"))
-    assert step.parse_error is None
-    guest.start_input_recording()
-    try:
-        errors = [run_action(guest, action, to_pyautogui) for action in step.actions]
-    finally:
-        recorded = [action["code"] for action in guest.stop_input_recording()]
-    assert errors == [None] * len(step.actions)
-    assert recorded == protocol.recorded
-    assert guest.cursor_position() == protocol.pointer
-
-
-@pytest.mark.parametrize("name", sorted(PROTOCOLS))
-def test_the_other_action_kinds_reach_the_desktop(desktop, standin, monkeypatch, name: str) -> None:
-    turn, expected = OTHER_KINDS[name]
+def _recorded(desktop, standin, monkeypatch, name: str, turn: dict[str, Any]) -> tuple[Any, list[str]]:
+    """The restored desktop's guest, and its input record of the agent's answer to ``turn``
+    (each action run without an error)."""
     guest = desktop.restore("init_state").guest
     standin.play(turn)
     step = _agent(name, standin, monkeypatch).act("x", observe(guest, "x", "screenshot"))
@@ -372,6 +355,21 @@ def test_the_other_action_kinds_reach_the_desktop(desktop, standin, monkeypatch,
     finally:
         recorded = [action["code"] for action in guest.stop_input_recording()]
     assert errors == [None] * len(step.actions)
+    return guest, recorded
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+def test_every_action_kind_reaches_the_desktop(desktop, standin, monkeypatch, name: str) -> None:
+    protocol = PROTOCOLS[name]
+    guest, recorded = _recorded(desktop, standin, monkeypatch, name, protocol.kinds)
+    assert recorded == protocol.recorded
+    assert guest.cursor_position() == protocol.pointer
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+def test_the_other_action_kinds_reach_the_desktop(desktop, standin, monkeypatch, name: str) -> None:
+    turn, expected = OTHER_KINDS[name]
+    _, recorded = _recorded(desktop, standin, monkeypatch, name, turn)
     assert recorded == expected
 
 
