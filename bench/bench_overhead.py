@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.episode.timings import PHASES
+from pytest_osworld.task.timings import PHASES
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The issue's target for the fixed overhead of one task, in seconds.

@@ -23,9 +23,10 @@ from pathlib import Path
 from pytest_osworld.agent.actions import Action
 from pytest_osworld.agent.contract import Usage
 from pytest_osworld.episode.loop import StepRecord
+from pytest_osworld.episode.result import TaskResult
 from pytest_osworld.report import html
 from pytest_osworld.report.model import PHASES
-from pytest_osworld.report.results import TaskRecorder, TaskResult
+from pytest_osworld.report.results import TaskRecorder
 
 DOMAINS = ["os", "chrome", "libreoffice_calc", "libreoffice_writer", "libreoffice_impress"]
 DOMAINS += ["gimp", "vs_code", "vlc", "thunderbird", "multi_apps"]

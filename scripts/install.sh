@@ -35,11 +35,13 @@ fi
 # native modules it needs are compiled here against the installed Node's headers.
 # 4.100.3 (VS Code 1.100.3) is the last release for Node 20. Skipped without Node 20.
 CODE_SERVER_VERSION=4.100.3
+# Bump when the install below changes, so an installed copy is installed again.
+CODE_SERVER_INSTALL=3
 CODE_SERVER_PREFIX=.cache/code-server
 CODE_SERVER="$CODE_SERVER_PREFIX/node_modules/code-server"
 if ! command -v npm >/dev/null || [ "$(node -p 'process.versions.node.split(".")[0]')" != 20 ]; then
     echo "pytest-osworld: no Node 20 and npm; VS Code tasks will be skipped" >&2
-elif [ ! -f "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION" ]; then
+elif [ ! -f "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION-$CODE_SERVER_INSTALL" ]; then
     rm -rf "$CODE_SERVER_PREFIX" && mkdir -p "$CODE_SERVER_PREFIX"
     NPM_FLAGS=(--ignore-scripts --no-audit --no-fund --loglevel=error)
     npm install --prefix "$CODE_SERVER_PREFIX" --no-save "${NPM_FLAGS[@]}" "code-server@$CODE_SERVER_VERSION"
@@ -69,8 +71,30 @@ elif [ ! -f "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION" ]; then
     # Visual Studio Code" as OSWorld's activate_window steps expect.
     { grep -rlZ 'nameShort:"code-server",nameLong:"code-server"' "$CODE_SERVER/lib/vscode/out" || true; } \
         | xargs -0 -r sed -i 's/nameShort:"code-server",nameLong:"code-server"/nameShort:"Code",nameLong:"Visual Studio Code"/'
+    # The desktop app's look where the web workbench differs (docs/fidelity.md, "VS Code"):
+    # the classic menu bar in the title bar (the web's default hides it behind an icon at the
+    # top of the activity bar, pushing every activity-bar icon down a slot), the dark theme,
+    # the Welcome page at start (a first session opens the web's walkthrough instead: the
+    # desktop app on OSWorld's image had been started long before), no command center, and no
+    # app icon before the menus (the desktop app's native menu bar starts with File).
+    WORKBENCH="$CODE_SERVER/lib/vscode/out/vs/code/browser/workbench"
+    patch_workbench() { # FROM TO: one literal, replaced once, or the install fails
+        grep -qF "$1" "$WORKBENCH/workbench.js" || { echo "install: code-server's workbench has no '$1'" >&2; exit 1; }
+        FROM="$1" TO="$2" perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$WORKBENCH/workbench.js"
+    }
+    patch_workbench 'default:wt?"compact":"classic",scope:1' 'default:"classic",scope:1'
+    patch_workbench 'default:wt?fa.COLOR_THEME_LIGHT:fa.COLOR_THEME_DARK,' 'default:fa.COLOR_THEME_DARK,'
+    patch_workbench '<1?"openToFirstCategory":"index"' '<0?"openToFirstCategory":"index"'
+    patch_workbench '"window.commandCenter":{type:"boolean",default:!0' '"window.commandCenter":{type:"boolean",default:!1'
+    # The Manage (gear) menu ends, as the desktop app's does, with "Backup and Sync
+    # Settings..." (shown disabled: there is no sync service here) and "Check for Updates...":
+    # the menu opens upwards from the gear, so without them every item sat two rows lower.
+    UPDATE_ITEM='oe.appendMenuItem(x.GlobalActivity,{group:"7_update",command:{id:"update.check",title:d(12312,null)},when:Jw.isEqualTo("idle")})'
+    patch_workbench "$UPDATE_ITEM" "${UPDATE_ITEM%when:*}when:C.true()}),oe.appendMenuItem(x.GlobalActivity,{group:\"3_configuration\",command:{id:\"update.checking\",title:\"Backup and Sync Settings...\",precondition:C.false()},when:C.true()})"
+    echo '.monaco-workbench .part.titlebar>.titlebar-container>.titlebar-left>.window-appicon{display:none}' \
+        >>"$WORKBENCH/workbench.css"
     node "$CODE_SERVER/out/node/entry.js" --config /dev/null --version
-    touch "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION"
+    touch "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION-$CODE_SERVER_INSTALL"
 fi
 # -------------------------------------------------------------------------------------------
 

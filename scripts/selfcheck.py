@@ -60,7 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "tasks" / "osworld_solutions.json"
 KNOWN_BROKEN = ROOT / "tasks" / "osworld_known_broken.txt"
 #: The own tasks also proven on the openbox session, then again as shards.
-OPENBOX_TASKS = ["tasks/os", "tasks/libreoffice_calc", "tasks/omniact"]
+OPENBOX_TASKS = ["tasks/os", "tasks/libreoffice_calc", "tasks/omniact", "tasks/omniact_release"]
 
 #: Outcomes and scores of each task of a run (its repeats in order), from a JUnit report.
 Results = dict[str, list[tuple[str, float | None]]]

@@ -69,7 +69,9 @@ def drag(path: Sequence[Point], button: str = "left", hold: Sequence[str] = ()) 
     if len(path) < 2:
         raise ActionParseError("a drag needs a start and an end point")
     (x0, y0), rest = path[0], path[1:]
-    lines = [f"pyautogui.moveTo({x0}, {y0})", f"pyautogui.mouseDown(button={_button(button)!r})"]
+    # The press names its point: without one, pyautogui reads the pointer back from the X
+    # server and presses there (once, in CI, on GNOME, that was not the point just moved to).
+    lines = [f"pyautogui.moveTo({x0}, {y0})", f"pyautogui.mouseDown({x0}, {y0}, button={_button(button)!r})"]
     lines += [f"pyautogui.moveTo({x}, {y}, duration=0.3)" for x, y in rest]
     lines.append(f"pyautogui.mouseUp(button={button!r})")
     return _code(*_holding(hold, lines))

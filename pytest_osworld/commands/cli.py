@@ -2,8 +2,10 @@
 
 ``pytest-osworld merge RESULTS... --out DIR`` combines results folders (the shards of one
 run) into one; ``pytest-osworld prove PATHS`` checks that tasks prove themselves (their
-reference solution scores 1, doing nothing 0). Each subcommand is a :class:`Command`
-registered by name in :data:`COMMANDS`, lazily (``"module:attr"``), so a subcommand's
+reference solution scores 1, doing nothing 0); ``pytest-osworld omniact-score SPLIT
+PREDICTIONS`` scores OmniACT predictions offline, as OmniACT's released scorer does. Each
+subcommand is a :class:`Command` registered by name in :data:`COMMANDS`, lazily
+(``"module:attr"``), so a subcommand's
 imports load only when the command line is parsed; another package adds its own with
 ``COMMANDS.register``.
 """
@@ -33,7 +35,8 @@ class Command:
 
 #: Every subcommand of ``pytest-osworld``, by name.
 COMMANDS: Registry[Command] = Registry("command")
-COMMANDS.register("merge", "pytest_osworld.report.merge:COMMAND")
+COMMANDS.register("merge", "pytest_osworld.commands.merge:COMMAND")
+COMMANDS.register("omniact-score", "pytest_osworld.commands.omniact_score:COMMAND")
 COMMANDS.register("prove", "pytest_osworld.commands.prove:COMMAND")
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_osworld.commands.cli import Command
 
 if TYPE_CHECKING:
-    from pytest_osworld.plugin.settings import Settings
+    from pytest_osworld.task.settings import Settings
 
 # Output lines and reasons; tests import these.
 PROVEN = "PROVEN {name}"
@@ -123,6 +123,7 @@ def without_option(options: Sequence[str], flag: str) -> list[str]:
 
 def find_task_files(paths: Sequence[str]) -> list[Path]:
     """The task files named or under the folders named, sorted; bad paths are usage problems."""
+    from pytest_osworld.commands.prove_lint import is_split_file
     from pytest_osworld.plugin.collect import is_task_file
 
     found: set[Path] = set()
@@ -131,7 +132,9 @@ def find_task_files(paths: Sequence[str]) -> list[Path]:
         if path.is_file():
             found.add(path)
         elif path.is_dir():
-            found.update(p for p in path.rglob("*.json") if is_task_file(p, explicit=False))
+            found.update(
+                p for p in path.rglob("*.json") if is_task_file(p, explicit=False) or is_split_file(p)
+            )
         else:
             raise UsageProblem(NO_SUCH_PATH.format(path=name))
     if not found:
@@ -302,7 +305,7 @@ def prove(
     a caller whose tasks' noop is checked elsewhere."""
     import pytest
 
-    from pytest_osworld.commands.prove_lint import lint_task
+    from pytest_osworld.commands.prove_lint import lint_file
     from pytest_osworld.plugin.selection import load_known_broken
     from pytest_osworld.task.assets import AssetCache
     from pytest_osworld.task.solutions import load_solutions, solution_key
@@ -317,7 +320,7 @@ def prove(
     assets = AssetCache(settings.asset_cache, offline=settings.offline)
     failures: dict[str, list[str]] = {}
     broken: dict[str, str] = {}
-    linted = [lint_task(path, solutions, assets, known_broken) for path in files]
+    linted = [lint for path in files for lint in lint_file(path, solutions, assets, known_broken)]
     clean = []
     for lint in linted:
         if lint.problems:
@@ -325,7 +328,7 @@ def prove(
         else:
             clean.append(lint)
     if clean:
-        clean_files = [lint.path for lint in clean]
+        clean_files = list(dict.fromkeys(lint.path for lint in clean))  # a split file holds many
         replay = run_pytest("replay", "replay", clean_files, options, work, stream=stream)
         # Doing nothing must score 0 on a known-broken task too: no xfail for noop.
         noop_options = [*options, "--known-broken="]

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_osworld.errors import TaskFileError
+from pytest_osworld.omniact.release import SPLIT_TEXT_RE, ReleaseSampleError, looks_like_split, read_split
+from pytest_osworld.omniact.sample import sample_of_release
 from pytest_osworld.omniact.task import load_omniact_task, looks_like_omniact
 from pytest_osworld.plugin.collect import unknown_names
 from pytest_osworld.task.assets import AssetCache, AssetError
@@ -69,11 +71,52 @@ class Linted:
     problems: tuple[Problem, ...]
     #: An OmniACT task (scored offline from its gold script; no mutations).
     omniact: bool = False
+    #: The test's name when the file holds several (a split's ``omniact/<split>/<key>``).
+    label: str | None = None
 
     @property
     def name(self) -> str:
         """``domain/id``, or ``folder/file stem`` for a file that does not load."""
+        if self.label is not None:
+            return self.label
         return self.task.nodename if self.task else f"{self.path.parent.name}/{self.path.stem}"
+
+
+def lint_file(
+    path: Path,
+    solutions: dict[str, tuple[str | dict[str, Any], ...]],
+    assets: AssetCache,
+    known_broken: Collection[str] = (),
+) -> list[Linted]:
+    """Lint a task file (one :class:`Linted`) or a split file of OmniACT's release (one per
+    sample, a bad sample with its problem, as collection reads it)."""
+    if not is_split_file(path):
+        return [lint_task(path, solutions, assets, known_broken)]
+    try:
+        split = read_split(path)
+    except TaskFileError as exc:
+        return [Linted(path, None, (Problem(exc.json_path, exc.problem),), omniact=True)]
+    found = []
+    for index, entry in enumerate(split.entries):
+        label = f"omniact/{split.name}/{entry.key}"
+        if isinstance(entry, ReleaseSampleError):
+            found.append(Linted(path, None, (Problem(entry.json_path, entry.problem),), True, label))
+        else:
+            task = sample_of_release(entry, index, path).agent_task()
+            found.append(Linted(path, task, (), omniact=True, label=label))
+    return found
+
+
+def is_split_file(path: Path) -> bool:
+    """Whether the file at ``path`` is a split file of OmniACT's release (collection's test too)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return False
+    try:
+        return looks_like_split(json.loads(text))
+    except ValueError:
+        return bool(SPLIT_TEXT_RE.search(text))
 
 
 def lint_task(

@@ -1,20 +1,17 @@
-"""The step-wise face of the episode engine, shared by ``DesktopEnv`` and the Gymnasium env.
+"""The step-wise face of a task's path, shared by ``DesktopEnv`` and the Gymnasium env.
 
-The pytest item runs a whole episode with :func:`pytest_osworld.episode.loop.run_episode`; an
-interactive environment needs the same pieces one call at a time. :class:`EpisodeEngine`
-composes them and adds no logic of its own: the offline asset check
-(:func:`pytest_osworld.task.assets.check_assets_available`), the provider's ``restore``, the
-task's setup steps (:func:`pytest_osworld.setup_steps.run_steps`) and the wait for what they
-started to settle (:func:`pytest_osworld.episode.settle.run_and_settle`), the observation
-(:func:`pytest_osworld.episode.loop.observe`), the action (:func:`pytest_osworld.episode.loop.run_action`,
-the very function the pytest episode loop takes each action with), the evaluation
-(:func:`pytest_osworld.evaluators.evaluate.evaluate`) and the check that a failing desktop
-is still alive (:func:`pytest_osworld.episode.loop.environment_gone`). A fix in any of them
-fixes the pytest items and both environments at once.
+A task's path is :class:`~pytest_osworld.episode.task_run.TaskRun`'s, the same the pytest
+items take: the offline asset check and the provider's ``restore``, the setup steps and the
+settle wait, each observation and action, the evaluation and the check that a failing
+desktop is still alive. :class:`EpisodeEngine` adds what an interactive environment needs
+around it and no logic of its own: the provider's lifecycle (start once, close), a fresh
+:class:`~pytest_osworld.episode.task_run.TaskRun` at every ``begin``, one call at a time, and
+a desktop that stops answering turned into :class:`DesktopCrashed`. A fix in the path fixes
+the pytest items and both environments at once.
 
 Each episode keeps per-phase :attr:`EpisodeEngine.timings` (restore, setup, settle, observe,
 actions, postconfig, evaluation, record; ``agent`` stays 0: the agent is the caller's), the
-same :class:`~pytest_osworld.episode.timings.TaskTimings` the pytest items put in ``result.json``;
+same :class:`~pytest_osworld.task.timings.TaskTimings` the pytest items put in ``result.json``;
 a results folder's ``result.json`` carries them here too.
 
 A desktop that dies under an episode raises :class:`DesktopCrashed` with the provider's
@@ -35,20 +32,18 @@ from typing import Any, NoReturn, TypeVar
 
 from pytest_osworld import __version__
 from pytest_osworld.agent.actions import Action
-from pytest_osworld.agent.computer13 import to_pyautogui
-from pytest_osworld.agent.contract import Observation, Usage
-from pytest_osworld.episode.loop import StepRecord, environment_gone, observe, provider_note, run_action
-from pytest_osworld.episode.settle import run_and_settle
-from pytest_osworld.episode.timings import TaskTimings
+from pytest_osworld.agent.contract import Observation
+from pytest_osworld.episode.loop import environment_gone, provider_note
+from pytest_osworld.episode.task_run import DesktopGone, TaskRun
 from pytest_osworld.errors import EnvironmentFailure, GuestError, GuestUnreachable, OSWorldError
-from pytest_osworld.evaluators.evaluate import Evaluation, evaluate
+from pytest_osworld.evaluators.evaluate import Evaluation
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
-from pytest_osworld.report.results import TaskRecorder, TaskResult
-from pytest_osworld.setup_steps import run_steps
-from pytest_osworld.task.assets import AssetCache, check_assets_available, default_cache_dir
+from pytest_osworld.report.results import TaskRecorder
+from pytest_osworld.task.assets import AssetCache, default_cache_dir
 from pytest_osworld.task.context import TaskContext
 from pytest_osworld.task.model import Task, load_task, parse_task
+from pytest_osworld.task.timings import TaskTimings
 
 T = TypeVar("T")
 
@@ -143,18 +138,11 @@ class EpisodeEngine:
                 shutil.rmtree(work, ignore_errors=True)
             raise
         self._started = False
-        self.environment: Environment | None = None
-        self.context: TaskContext | None = None
-        self.task: Task | None = None
-        #: Every action of the current episode, in order (the last decides FAIL rules).
-        self.actions: list[Action] = []
+        #: The current episode's path (None before the first reset).
+        self.run: TaskRun | None = None
         self.recorder: TaskRecorder | None = None
         self.episode_started = 0.0
         self.resets = 0
-        #: Where the current episode's time went, phase by phase (fresh at each ``begin``).
-        self.timings = TaskTimings()
-        #: The seconds of the latest observation, given to the next step's ``step_times`` entry.
-        self._seen: dict[str, Any] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -167,53 +155,34 @@ class EpisodeEngine:
     def begin(self, task: Task | None, snapshot: str | None = None) -> Environment:
         """Restore the desktop for ``task`` (or bare ``snapshot``) and run its setup steps.
 
+        The path is :class:`~pytest_osworld.episode.task_run.TaskRun`'s, the pytest items' own.
         Setup failures raise :class:`~pytest_osworld.errors.SetupStepError`, offline runs
         missing an asset :class:`~pytest_osworld.errors.AssetMissing`: the same errors as
         the pytest items. The desktop is restored even after a crash.
         """
         self.start()
-        self.context = None
-        self.task = task
-        self.actions = []
         self.recorder = None
-        timings = self.timings = TaskTimings()  # the episode's clock starts here, as a task's does
-        self._seen = {}
-        if task is not None:
-            with timings.phase("setup"):
-                check_assets_available(task, self.assets)
+        if task is not None and self.config.results_dir is not None:
+            space, obs, model = self.config.results_names
+            self.recorder = TaskRecorder(self.config.results_dir, space, obs, model, task.domain, task.id)
+        # The episode's clock starts here, as a task's does.
+        run = self.run = TaskRun(task, self.provider, self.assets, recorder=self.recorder)
         name = snapshot or (task.snapshot if task is not None else "") or self.config.default_snapshot
-        with timings.phase("restore"):
-            self.environment = self.provider.restore(name)
+        environment = run.restore(name)
         self.resets += 1
         self.episode_started = time.time()
         if task is None:
-            return self.environment
-        env = self.environment
-        task_work = self.work_dir / "tasks" / f"{task.id}-{self.resets}"
-        task_work.mkdir(parents=True, exist_ok=True)
-        if self.config.results_dir is not None:
-            space, obs, model = self.config.results_names
-            self.recorder = TaskRecorder(self.config.results_dir, space, obs, model, task.domain, task.id)
-            task_work = self.recorder.work_dir()
-        ctx = TaskContext.for_environment(
-            task, env, self.assets, task_work, network=self.provider.live_network
-        )
-        self._guarded(
-            "the setup steps",
-            lambda: run_and_settle(
-                ctx.guest,
-                [step.type for step in task.config],
-                lambda: run_steps(ctx, task.config, timings=timings),
-                timings,
-            ),
-        )
-        self.context = ctx
-        return env
+            return environment
+        work = None
+        if self.recorder is None:
+            work = self.work_dir / "tasks" / f"{task.id}-{self.resets}"
+            work.mkdir(parents=True, exist_ok=True)
+        self._guarded("the setup steps", lambda: run.set_up(work_dir=work))
+        return environment
 
     def close(self) -> None:
-        """Stop the provider (idempotent)."""
-        self.context = None
-        self.environment = None
+        """Stop the provider (idempotent); the last episode's actions and timings stay readable."""
+        self._drop_desktop()
         try:
             if self._started:
                 self._started = False
@@ -225,113 +194,98 @@ class EpisodeEngine:
     # -- one step ----------------------------------------------------------------------------
 
     @property
+    def environment(self) -> Environment | None:
+        """The desktop of the current episode, or None before the first reset (or after a crash)."""
+        return self.run.environment if self.run is not None else None
+
+    @property
+    def context(self) -> TaskContext | None:
+        """The current task's context after its setup, or None."""
+        return self.run.context if self.run is not None else None
+
+    @property
+    def task(self) -> Task | None:
+        """The current episode's task (None for a bare snapshot)."""
+        return self.run.task if self.run is not None else None
+
+    @property
+    def actions(self) -> list[Action]:
+        """Every action of the current episode, in order (the last decides FAIL rules)."""
+        return self.run.actions if self.run is not None else []
+
+    @property
+    def timings(self) -> TaskTimings:
+        """Where the current episode's time went, phase by phase (fresh at each ``begin``)."""
+        return self.run.timings if self.run is not None else TaskTimings()
+
+    def _run(self) -> TaskRun:
+        if self.run is None or self.run.environment is None:
+            raise EnvError(NO_EPISODE)
+        return self.run
+
+    @property
     def guest(self) -> Any:
         """The current desktop's guest client; :class:`EnvError` before the first reset."""
-        if self.environment is None:
-            raise EnvError(NO_EPISODE)
-        return self.environment.guest
+        return self._run()._guest()
 
     def observe(self, tree: bool, terminal: bool = False) -> Observation:
         """The observation now: screenshot, and the a11y tree / terminal when asked."""
-        instruction = self.task.instruction if self.task is not None else ""
+        run = self._run()
         kind = "screenshot_a11y_tree" if tree else "screenshot"
-        self._seen = {}
-        with self.timings.phase("observe", into=self._seen):
-            return self._guarded(
-                f"the observation after step {len(self.actions)}",
-                lambda: observe(self.guest, instruction, kind, terminal=terminal),
-            )
+        return self._guarded(
+            f"the observation after step {len(run.actions)}",
+            lambda: run.observe(kind, terminal=terminal),
+        )
 
     def act(self, action: Action, pause: float = 0.0, min_wait: float = 1.0) -> str | None:
         """Run one action; return its error text (a wasted step) or None.
 
-        The action is taken by :func:`pytest_osworld.episode.loop.run_action`, as in the pytest
-        items: WAIT sleeps ``pause`` (at least ``min_wait``), DONE and FAIL only join the
-        history, an invalid computer_13 action is an error text, not a raise.
+        The action is taken by :meth:`~pytest_osworld.episode.task_run.TaskRun.act`, as in the
+        pytest items: WAIT sleeps ``pause`` (at least ``min_wait``), DONE and FAIL only join
+        the history, an invalid computer_13 action is an error text, not a raise.
         """
-        if self.environment is None:
-            raise EnvError(NO_EPISODE)
-        self.actions.append(action)
-        step_time: dict[str, Any] = {"index": len(self.actions), "observe": self._seen.get("observe", 0.0)}
-        self.timings.step_times.append(step_time)
-        with self.timings.phase("actions", into=step_time):
-            return self._guarded(
-                f"step {len(self.actions)}",
-                lambda: run_action(self.guest, action, to_pyautogui, pause, self.sleep, min_wait),
-            )
+        run = self._run()
+        return self._guarded(
+            f"step {len(run.actions) + 1}", lambda: run.act(action, pause, min_wait, self.sleep)
+        )
 
     def record(self, action: Action, error: str | None, screenshot: bytes | None, response: str = "") -> None:
         """Write the step to the results folder (when one was asked for)."""
-        if self.recorder is None:
-            return
-        record = StepRecord(
-            index=len(self.actions),
-            started=time.time(),
-            duration=0.0,
-            response=response,
-            thought="",
-            actions=[action],
-            action_errors=[error] if error else [],
-            parse_error=None,
-            usage=Usage(),
-            screenshot=screenshot,
-        )
-        into = self.timings.step_times[-1] if self.timings.step_times else None
-        with self.timings.phase("record", into=into):
-            self.recorder.step(record)
+        self._run().record_step(action, error, screenshot, response)
 
     # -- the score ---------------------------------------------------------------------------
 
     def evaluate(self) -> Evaluation:
         """Score the episode as the pytest items do (postconfig, FAIL rules, metrics)."""
-        if self.environment is None:
-            raise EnvError(NO_EPISODE)
-        if self.context is None or self.task is None:
+        run = self._run()
+        if run.context is None or run.task is None:
             raise EnvError(NO_TASK)
-        ctx, last = self.context, (self.actions[-1] if self.actions else None)
-        evaluation = self._guarded("the evaluation", lambda: evaluate(ctx, last, self.timings))
-        if evaluation.error:
-            with self.timings.phase("evaluation"):
-                self._check_alive("the evaluation", evaluation.error)
+        last = run.actions[-1] if run.actions else None
+        try:
+            evaluation = self._guarded("the evaluation", lambda: run.evaluate(last))
+        except DesktopGone as exc:
+            self._crashed("the evaluation", exc.cause, exc.error)
         if self.recorder is not None:
-            with self.timings.phase("record"):
-                self.recorder.finish(self._result(evaluation))
+            kind = last.kind if last is not None else ""
+            result = run.result(
+                evaluation,
+                nodeid=f"env::{run.task.nodename}",
+                threshold=1.0,
+                end_reason={"DONE": "done", "FAIL": "fail"}.get(kind, "max_steps"),
+                steps=len(run.actions),
+                max_steps=len(run.actions),
+                provenance={
+                    "task_file": str(run.task.path),
+                    "task_sha256": run.task.sha256,
+                    "plugin_version": __version__,
+                    "provider": run.environment.description if run.environment else self.config.provider,
+                    "image": run.environment.image if run.environment else None,
+                    "front_door": "env",
+                },
+            )
+            with run.timings.phase("record"):
+                run.finish(result)
         return evaluation
-
-    def _result(self, evaluation: Evaluation) -> TaskResult:
-        task = self.task
-        if task is None:
-            raise EnvError(NO_TASK)
-        last = self.actions[-1].kind if self.actions else None
-        # One reading of the clock: the episode is still running, so two would differ.
-        timings = self.timings.to_json()
-        return TaskResult(
-            task_id=task.id,
-            domain=task.domain,
-            nodeid=f"env::{task.nodename}",
-            outcome="passed" if evaluation.score >= 1.0 else "failed",
-            score=evaluation.score,
-            threshold=1.0,
-            end_reason={"DONE": "done", "FAIL": "fail"}.get(last or "", "max_steps"),
-            steps=len(self.actions),
-            max_steps=len(self.actions),
-            duration_s=timings["total"],
-            infeasible=task.infeasible,
-            reason=evaluation.first_reason(),
-            metrics=[o.to_json() for o in evaluation.outcomes],
-            provenance={
-                "task_file": str(task.path),
-                "task_sha256": task.sha256,
-                "plugin_version": __version__,
-                "provider": self.environment.description if self.environment else self.config.provider,
-                "image": self.environment.image if self.environment else None,
-                "front_door": "env",
-            },
-            evaluator_inputs=evaluation.inputs,
-            timings=timings,
-            instruction=task.instruction,
-            conj=task.evaluator.conj,
-        )
 
     # -- faults ------------------------------------------------------------------------------
 
@@ -354,14 +308,19 @@ class EpisodeEngine:
         if gone is not None:
             self._crashed(where, gone, error)
 
+    def _drop_desktop(self) -> None:
+        """Forget the current desktop (closed or crashed); the episode's record stays."""
+        if self.run is not None:
+            self.run.environment = None
+            self.run.context = None
+
     def _crashed(self, where: str, exc: Exception, error: str = "") -> NoReturn:
         note = provider_note(self.provider)
         why = note or f"the guest server stopped answering ({exc})"
         if error:
             why += f" ({error})"
         task = self.task.nodename if self.task is not None else "(none)"
-        self.context = None
-        self.environment = None
+        self._drop_desktop()
         if self.recorder is not None:
             self.recorder.error(CRASHED.format(where=where, task=task, why=why))
         raise DesktopCrashed(CRASHED.format(where=where, task=task, why=why)) from exc

@@ -16,11 +16,11 @@ from typing import Any
 
 from pytest_osworld.agent.actions import Action, ActionParseError
 from pytest_osworld.agent.contract import Agent, AgentStep, Observation, Usage
-from pytest_osworld.episode.timings import TaskTimings
 from pytest_osworld.errors import AgentFailure, GuestError, GuestUnreachable
 from pytest_osworld.guest_client.api import Guest
 from pytest_osworld.providers.base import Provider
 from pytest_osworld.task.model import Task
+from pytest_osworld.task.timings import TaskTimings
 
 
 class EndReason(StrEnum):

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_osworld.agent.actions import Action
-from pytest_osworld.episode.timings import TaskTimings
 from pytest_osworld.errors import EvaluationError, GetterError, NeedsCapability, OSWorldError
 from pytest_osworld.evaluators.combine import MetricOutcome, combine
 from pytest_osworld.evaluators.getters import GETTERS
@@ -16,6 +15,7 @@ from pytest_osworld.evaluators.score import as_score
 from pytest_osworld.setup_steps import run_steps
 from pytest_osworld.task.context import TaskContext
 from pytest_osworld.task.model import GetterSpec, MetricSpec
+from pytest_osworld.task.timings import TaskTimings
 
 
 @dataclass
@@ -74,14 +74,7 @@ def _score(ctx: TaskContext, last_action: Action | None, timings: TaskTimings) -
     spec = ctx.task.evaluator
     said_fail = last_action is not None and last_action.kind == "FAIL"
     if spec.infeasible:
-        said = last_action.kind if last_action is not None else "nothing"
-        value = 1.0 if said_fail else 0.0
-        reason = (
-            "the agent said FAIL on an infeasible task"
-            if said_fail
-            else (f"infeasible task: the agent's last action was {said}, not FAIL")
-        )
-        return Evaluation(value, [MetricOutcome("infeasible", "evaluated", value, reason)])
+        return infeasible_evaluation(last_action)
     if said_fail:
         reason = "the agent said FAIL on a feasible task"
         outcomes = [MetricOutcome(m.func, "not_evaluated", None, reason) for m in spec.metrics]
@@ -102,6 +95,20 @@ def _score(ctx: TaskContext, last_action: Action | None, timings: TaskTimings) -
     if getter_errors and score < 1.0:
         evaluation.error = getter_errors[0]
     return evaluation
+
+
+def infeasible_evaluation(last_action: Action | None) -> Evaluation:
+    """The score of an infeasible task, which only the agent's last action decides: 1 for
+    FAIL, else 0 (no getter or metric runs)."""
+    said_fail = last_action is not None and last_action.kind == "FAIL"
+    said = last_action.kind if last_action is not None else "nothing"
+    value = 1.0 if said_fail else 0.0
+    reason = (
+        "the agent said FAIL on an infeasible task"
+        if said_fail
+        else (f"infeasible task: the agent's last action was {said}, not FAIL")
+    )
+    return Evaluation(value, [MetricOutcome("infeasible", "evaluated", value, reason)])
 
 
 def _fetch(ctx: TaskContext, spec: GetterSpec | None, timings: TaskTimings) -> Any:

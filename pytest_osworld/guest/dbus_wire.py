@@ -6,6 +6,18 @@ messages with arguments of basic types (``s``, ``o``, ``g``, integers, booleans,
 doubles), and the unmarshalling of any complete type in a reply (basic types, arrays,
 structs, dict entries, variants). No sockets: connections and the call pipeline are
 :mod:`pytest_osworld.guest.atspi_dbus`'s. Unix file descriptors are not supported.
+
+Why our own code and not jeepney's (PyPI and Debian's ``python3-jeepney``, which builds and
+parses the same messages): measured on 2026-12-01 on a 2-core machine, jeepney 0.9 in its
+place (byte-identical messages, identical parsed replies) made the accessibility tree of a
+desktop with Calc open 2.4x slower on the gnome session (median 1.06 s -> 2.55 s and 0.97 s
+-> 2.40 s in two rounds, 4,260 elements) and 2.0x to 2.8x slower on openbox (0.78 s -> 1.55
+s and 0.68 s -> 1.93 s), by ``bench/bench_desktop.py --runs 16 --session S`` with
+``atspi_dbus`` importing one or the other. Replaying that tree's own traffic (22,306 calls,
+22,309 replies) outside the desktop, jeepney took 836 ms to encode the calls where this
+module takes 40 ms, and 755 ms to parse the replies where this module takes 142 ms: the
+pipeline spends its time in exactly these two functions, so a general-purpose marshaller
+costs more than all the round trips it saves.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 A user of Ubuntu 22.04 opens Settings from the top bar's system menu and picks a panel in
 its sidebar; the solutions of OSWorld's os and multi_apps tasks that change a setting do
-the same, through :func:`open_settings`. Settings is a GTK 4 application: its elements
-are placed on screen by :mod:`.waits_gtk4`.
+the same, through :func:`open_settings`. The gnome session draws that menu as Ubuntu 22.04
+does (the ``osworld-system-menu`` shell extension), with Settings as one of its rows.
+Settings is a GTK 4 application: its elements are placed on screen by :mod:`.waits_gtk4`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def open_settings(panel: str, *, timeout: float = 30.0) -> Element:
     import pyautogui
 
     click_element("menu", "System", app="gnome-shell", timeout=25)
-    click_element("push button", "Settings", app="gnome-shell")
+    click_element("menu item", "Settings", app="gnome-shell")
     wait_window(SETTINGS_WINDOW, timeout=timeout)
     first = wait_gtk4_element("label", FIRST_ROW, app=SETTINGS_APP, window=SETTINGS_WINDOW, timeout=20)
     if not gtk4_elements("label", panel, app=SETTINGS_APP, window=SETTINGS_WINDOW):

@@ -23,8 +23,8 @@ import pytest
 from pytest_osworld.agent.actions import Action
 from pytest_osworld.evaluators.evaluate import evaluate
 from pytest_osworld.live.session import LiveView
-from pytest_osworld.plugin.settings import SETTINGS_KEY
 from pytest_osworld.task.context import TaskContext
+from pytest_osworld.task.settings import SETTINGS_KEY
 
 #: One evaluation asked for during a pause: the score and the evaluator's first reason.
 Reevaluate = Callable[[], tuple[float, str]]

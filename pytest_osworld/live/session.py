@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.plugin.settings import SETTINGS_KEY, Settings
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment
 from pytest_osworld.report.html import LIVE_NAME
+from pytest_osworld.task.settings import SETTINGS_KEY, Settings
 from pytest_osworld.task.solutions import load_solutions
 
 #: The attribute of a setup report that carries ``{"worker", "url"}`` to the terminal.

@@ -14,8 +14,8 @@ ONE_SHOT = (
     "This task is scored from this one screenshot: you will not see the screen again and "
     "get no second step. Answer with a single ```python``` code block holding the complete "
     "pyautogui script that performs the whole task from the screen shown (every click, "
-    "typed text and key press, in order), using pixel coordinates of this {width}x{height} "
-    "screenshot, then DONE."
+    "typed text and key press, in order), one pyautogui call per line (the script is scored "
+    "line by line), using pixel coordinates of this {width}x{height} screenshot, then DONE."
 )
 
 

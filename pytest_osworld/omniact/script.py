@@ -97,6 +97,8 @@ class ScriptAction:
     text: str | None = None
     #: The box named by a ``# box: NAME`` comment on the call's line.
     box_label: str | None = None
+    #: The call's own source text, as written (what the release form of a script keeps).
+    source: str = ""
 
     @property
     def box_key(self) -> str:
@@ -245,5 +247,6 @@ def parse_script(code: str) -> list[ScriptAction]:
             text = value if isinstance(value, str) else None
         elif kind in ("moveRel", "dragRel"):
             cursor = None
-        actions.append(ScriptAction(kind, call.lineno, point, keys, text, label))
+        source = ast.get_source_segment(code, call) or ""
+        actions.append(ScriptAction(kind, call.lineno, point, keys, text, label, source))
     return actions

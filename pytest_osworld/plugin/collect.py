@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _pytest._code.code import (
     ExceptionInfo,
-    ReprEntryNative,
-    ReprExceptionInfo,
-    ReprFileLocation,
-    ReprTraceback,
     TerminalRepr,
 )
 
@@ -23,38 +18,34 @@ from pytest_osworld.agent.contract import Agent, DesktopAgent
 from pytest_osworld.episode.loop import (
     Budget,
     EndReason,
-    Episode,
-    environment_gone,
-    provider_note,
-    run_episode,
 )
-from pytest_osworld.episode.timings import TIMINGS_KEY, TaskTimings, task_timings
+from pytest_osworld.episode.result import TaskResult
 from pytest_osworld.errors import (
     AgentFailure,
-    EnvironmentFailure,
     OSWorldError,
     TaskFileError,
     UnknownNameError,
 )
-from pytest_osworld.evaluators.evaluate import Evaluation, describe_getter, evaluate
 from pytest_osworld.evaluators.getters import GETTERS
 from pytest_osworld.evaluators.metrics import METRICS
 from pytest_osworld.live.pause import pause_if_asked
 from pytest_osworld.live.session import LiveView
+from pytest_osworld.plugin.budget_runs import score_item_budgets
 from pytest_osworld.plugin.ran_on import host_name, worker_name
-from pytest_osworld.plugin.settings import SETTINGS_KEY, Settings
+from pytest_osworld.plugin.task_runs import started_timings, task_run
 from pytest_osworld.providers.base import Environment, Provider
-from pytest_osworld.report.results import TaskRecorder, TaskResult
+from pytest_osworld.report.failure import failure_text, plain_failure, trajectory_text
+from pytest_osworld.report.junit import budget_properties
+from pytest_osworld.report.results import TaskRecorder
 from pytest_osworld.setup_steps import SETUP_STEPS
 from pytest_osworld.task.catalog import needs_gdrive, needs_network
 from pytest_osworld.task.context import TaskContext
-from pytest_osworld.task.model import Task, load_task, looks_like_task
+from pytest_osworld.task.model import Task, load_task, looks_like_task, normalise_app
+from pytest_osworld.task.settings import SETTINGS_KEY, Settings
 from pytest_osworld.task.solutions import SOLUTIONS_KEY, record_solution, with_solution
+from pytest_osworld.task.timings import TaskTimings
 
 TASK_MARKER_RE = re.compile(r'"(evaluator|instruction)"\s*:')
-
-FAIL_HEAD = "OSWorld score {score:.2f} < {threshold:.2f}: {reason}"
-EVAL_ERROR_HEAD = "OSWorld evaluation error: {reason}"
 
 
 def is_task_file(path: Path, explicit: bool) -> bool:
@@ -101,11 +92,6 @@ def check_names(task: Task) -> None:
     found = unknown_names(task)
     if found:
         raise found[0]
-
-
-def normalise_app(name: str) -> str:
-    """``"LibreOffice Calc"`` -> ``"libreoffice_calc"``, for the ``app`` marker."""
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
 class TaskFile(pytest.File):
@@ -172,93 +158,8 @@ class TaskItem(pytest.Function):
         return super().repr_failure(excinfo)
 
 
-def plain_failure(text: str, path: str) -> ReprExceptionInfo:
-    """A failure report that prints ``text`` as is, and whose first line is the summary line.
-
-    Built from pytest's own report classes so it survives xdist's serialisation.
-    """
-    first = text.splitlines()[0] if text else ""
-    return ReprExceptionInfo(
-        reprtraceback=ReprTraceback([ReprEntryNative([text.rstrip("\n") + "\n"])], None, "native"),
-        reprcrash=ReprFileLocation(path, 0, first),
-    )
-
-
 class TaskFailed(Exception):
     """Raised by ``run_task`` when the score is below the pass threshold."""
-
-
-def rerun_command(task: Task, settings: Settings) -> str:
-    """The command that reruns this task with the same agent."""
-    parts = ["pytest", str(task.path)]
-    if settings.agent:
-        parts.append(f"--agent={settings.agent}")
-    if settings.model:
-        parts.append(f"--model={settings.model}")
-    if settings.provider != "local":
-        parts.append(f"--provider={settings.provider}")
-    if settings.solutions:
-        parts.append(f"--solutions={settings.solutions}")
-    return " ".join(shlex.quote(p) for p in parts)
-
-
-def failure_text(
-    result: TaskResult,
-    task: Task,
-    episode: Episode,
-    evaluation: Evaluation,
-    recorder: TaskRecorder,
-    settings: Settings,
-) -> str:
-    """The failure message of ARCHITECTURE.md section 5."""
-    if evaluation.error:
-        head = EVAL_ERROR_HEAD.format(reason=evaluation.error)
-    else:
-        head = FAIL_HEAD.format(
-            score=result.score or 0.0, threshold=result.threshold, reason=evaluation.first_reason()
-        )
-    instruction = task.instruction if len(task.instruction) <= 160 else task.instruction[:157] + "..."
-    lines = [
-        head,
-        f"  instruction : {instruction}",
-        f"  episode     : {episode.describe(settings.max_steps)}",
-    ]
-    label = "  evaluator   : "
-    for outcome, metric in zip(evaluation.outcomes, task.evaluator.metrics, strict=False):
-        value = "not evaluated" if outcome.value is None else f"{outcome.value:.2f}"
-        io = f"  result={describe_getter(metric.result)}" if metric.result else ""
-        io += f"  expected={describe_getter(metric.expected)}" if metric.expected else ""
-        lines.append(f"{label}{outcome.func} = {value}{io}")
-        if outcome.reason and outcome.status != "not_evaluated":
-            lines.append(f"                {outcome.reason[:300]}")
-        label = "                "
-    if recorder.last_screenshot is not None:
-        lines.append(f"  last screen : {recorder.last_screenshot}")
-    lines.append(f"  artifacts   : {recorder.dir}/")
-    lines.append(f"  rerun       : {rerun_command(task, settings)}")
-    return "\n".join(lines)
-
-
-def trajectory_text(episode: Episode) -> str:
-    """The step-by-step trajectory for the report section."""
-    lines = []
-    for step in episode.steps:
-        actions = (
-            "; ".join(
-                (a.code.strip().replace("\n", " | ")[:200] if a.kind == "code" else json.dumps(a.to_json()))
-                for a in step.actions
-            )
-            or "(no action)"
-        )
-        lines.append(f"step {step.index:>2} ({step.duration:.1f}s): {actions}")
-        if step.thought:
-            lines.append(f"         thought: {step.thought[:300]}")
-        if step.parse_error:
-            lines.append(f"         parse error: {step.parse_error}")
-        for error in step.action_errors:
-            lines.append(f"         action error: {error[:300]}")
-    lines.append(f"end: {episode.end_reason.value}" + (f" ({episode.error})" if episode.error else ""))
-    return "\n".join(lines)
 
 
 def _start_recording(guest: Any, item: pytest.Item) -> bool:
@@ -297,18 +198,12 @@ def provenance(task: Task, settings: Settings, provider: str, image: str | None 
         "agent": settings.agent,
         "model": settings.model,
         "max_steps": settings.max_steps,
+        "budgets": list(settings.budgets),
         "observation_type": settings.observation_type,
         "action_space": settings.action_space,
         "solutions": str(settings.solutions) if settings.solutions else None,
     }
-    return data | shard_provenance(settings)
-
-
-def shard_provenance(settings: Settings) -> dict[str, Any]:
-    """``shard`` ("K/N") and ``shard_tasks_sha256`` with ``--shard``; empty without it."""
-    if settings.shard is None:
-        return {}
-    return {"shard": settings.shard_label, "shard_tasks_sha256": settings.shard_tasks_sha256}
+    return data | settings.shard_provenance()
 
 
 def error_result(item: TaskItem, settings: Settings, reason: str, steps: int = 0) -> TaskResult:
@@ -319,7 +214,7 @@ def error_result(item: TaskItem, settings: Settings, reason: str, steps: int = 0
     its duration is their total, and the item's JUnit properties gain the phase totals.
     """
     result = task_error_result(item.task, item.nodeid, item.repeat, settings, reason, steps)
-    timings = item.stash.get(TIMINGS_KEY, None)
+    timings = started_timings(item)
     if timings is not None:
         # The task ended where its last phase did, not when pytest had reported the error.
         _attach_timings(item, result, timings, at_last_phase=True)
@@ -359,29 +254,11 @@ def task_error_result(
     )
 
 
-def _provider_note(item: pytest.Item) -> str:
-    """What this worker's provider knows about its environment after a failure, or ''."""
-    provider = getattr(item, "funcargs", {}).get("osworld_provider")
-    return provider_note(provider) if isinstance(provider, Provider) else ""
-
-
-def _raise_if_environment_died(item: pytest.Item, ctx: TaskContext, error: str) -> None:
-    """An evaluation error from a desktop that stopped answering is an ERROR, not a FAIL.
-
-    A getter or postconfig step that fails because the file is missing is the agent's
-    failure (``eval_error``); one that fails because the environment died under it is not.
-    The check is :func:`~pytest_osworld.episode.loop.environment_gone`, shared with the envs.
-    """
-    gone = environment_gone(ctx.guest)
-    if gone is not None:
-        note = _provider_note(item) or f"the environment stopped answering ({gone})"
-        raise EnvironmentFailure(f"{note}; the evaluation could not run: {error}") from gone
-
-
 def run_task(
     request: pytest.FixtureRequest,
     osworld_settings: Settings,
     osworld_recorder: TaskRecorder,
+    osworld_provider: Provider,
     osworld_env: Environment,
     osworld_context: TaskContext,
     osworld_agent: Agent,
@@ -389,12 +266,19 @@ def run_task(
 ) -> None:
     """Run one task: the episode, then the evaluation; fail below the pass threshold.
 
-    With ``--pause-on-fail`` a task that fails, or whose agent broke, holds the run first
-    (:func:`~pytest_osworld.live.pause.pause_if_asked`)."""
+    The path itself is the item's :class:`~pytest_osworld.episode.task_run.TaskRun` (begun by the
+    ``osworld_env`` and ``osworld_context`` fixtures); this adds what belongs to pytest: the
+    step hook, the screen recording, the trajectory section, the JUnit properties and the
+    outcome. With ``--budgets``, the scores at the smaller step budgets follow the evaluation
+    (:mod:`~pytest_osworld.plugin.budget_runs`). With ``--pause-on-fail`` a task that fails,
+    or whose agent broke, holds the run first (:func:`~pytest_osworld.live.pause.pause_if_asked`)."""
     item = request.node
     if not isinstance(item, TaskItem):
         raise TypeError("run_task runs only for OSWorld task items")
     task, settings, recorder = item.task, osworld_settings, osworld_recorder
+    run = task_run(item, task, osworld_provider, osworld_context.assets)
+    run.context, run.recorder = osworld_context, recorder
+    timings = run.timings
     budget = Budget(max_steps=settings.max_steps, seconds=settings.task_timeout)
     hook = item.config.hook
 
@@ -402,29 +286,14 @@ def run_task(
         recorder.step(record)
         hook.pytest_osworld_step(item=item, step=record.to_json())
 
-    timings = task_timings(item)
     if isinstance(osworld_agent, DesktopAgent):
         osworld_agent.attach_desktop(osworld_context.guest, osworld_live)
     with timings.phase("record"):
         recording = settings.record and _start_recording(osworld_context.guest, item)
     try:
-        episode = run_episode(
-            task,
-            osworld_context.guest,
-            osworld_agent,
-            budget,
-            observation_type=settings.observation_type,
-            on_step=on_step,
-            timings=timings,
-        )
-    except EnvironmentFailure as exc:
-        # The trajectory's error line and result.json are written from the report
-        # (plugin._record_unscored), once; here the reason only gains what the provider
-        # knows, such as a desktop that died under the episode.
-        note = _provider_note(item)
-        if note:
-            raise EnvironmentFailure(f"{note}: {exc}") from exc
-        raise
+        # The trajectory's error line and result.json of a broken desktop are written from
+        # the report (plugin._record_unscored), once.
+        episode = run.run_episode(osworld_agent, budget, settings.observation_type, on_step=on_step)
     finally:
         if recording:
             with timings.phase("record"):
@@ -436,54 +305,39 @@ def run_task(
         failure = f"the agent failed: {episode.error} (after {len(episode.steps)} steps)"
         pause_if_asked(item, osworld_context, episode.last_action, failure, osworld_live)
         raise AgentFailure(failure)
-    evaluation = evaluate(osworld_context, episode.last_action, timings)
-    if evaluation.error:
-        with timings.phase("evaluation"):
-            _raise_if_environment_died(item, osworld_context, evaluation.error)
-    passed = evaluation.score >= settings.pass_threshold
-    outcome = "passed" if passed else ("eval_error" if evaluation.error else "failed")
-    result = TaskResult(
-        task_id=task.id,
-        domain=task.domain,
+    evaluation = run.evaluate(episode.last_action)
+    scores_at = score_item_budgets(item, run, episode, evaluation, settings, recorder)
+    timings.stop()
+    result = run.result(
+        evaluation,
         nodeid=item.nodeid,
-        outcome=outcome,
-        score=evaluation.score,
         threshold=settings.pass_threshold,
         end_reason=episode.end_reason.value,
         steps=len(episode.steps),
         max_steps=settings.max_steps,
-        duration_s=0.0,  # the total of the timings, set below
-        infeasible=task.infeasible,
-        reason=evaluation.first_reason(),
-        metrics=[o.to_json() for o in evaluation.outcomes],
-        usage={
-            "input_tokens": episode.usage.input_tokens,
-            "output_tokens": episode.usage.output_tokens,
-            "cost_usd": round(episode.usage.cost_usd, 6),
-        },
         provenance=provenance(task, settings, osworld_env.description, osworld_env.image),
-        evaluator_inputs=evaluation.inputs,
-        instruction=task.instruction,
-        conj=task.evaluator.conj,
+        usage=episode.usage,
         repeat=item.repeat,
     )
-    _attach_timings(item, result, timings)
+    result.scores_at = scores_at
+    item.user_properties.extend(timings.properties())
     if osworld_live is not None and osworld_live.taken_over:
         result.provenance["person_took_over"] = True
-    recorder.finish(result)
+    run.finish(result)
     item.osworld_result = result.to_json()
     for name, value in (
         ("score", f"{evaluation.score:.4f}"),
-        ("outcome", outcome),
+        ("outcome", result.outcome),
         ("end_reason", episode.end_reason.value),
         ("steps", len(episode.steps)),
         ("duration", f"{result.duration_s:.3f}"),
         ("input_tokens", episode.usage.input_tokens),
         ("output_tokens", episode.usage.output_tokens),
+        *budget_properties(scores_at),
     ):
         item.user_properties.append((name, value))
     hook.pytest_osworld_task_result(item=item, result=result.to_json())
-    if not passed:
+    if result.outcome != "passed":
         text = failure_text(result, task, episode, evaluation, recorder, settings)
         pause_if_asked(item, osworld_context, episode.last_action, text, osworld_live)
         raise TaskFailed(text)

@@ -54,7 +54,7 @@ from pytest_osworld.plugin.outcomes import (  # noqa: F401
     pytest_runtest_makereport,
     pytest_runtest_setup,
 )
-from pytest_osworld.plugin.preflight import check_provider_args
+from pytest_osworld.plugin.preflight import check_budgets, check_provider_args
 from pytest_osworld.plugin.prepare import pytest_runtestloop  # noqa: F401
 from pytest_osworld.plugin.selection import (  # noqa: F401
     KNOWN_BROKEN_KEY,
@@ -65,7 +65,7 @@ from pytest_osworld.plugin.selection import (  # noqa: F401
     pytest_ignore_collect,
     pytest_report_collectionfinish,
 )
-from pytest_osworld.plugin.settings import SETTINGS_KEY, Settings, add_options, resolve
+from pytest_osworld.plugin.settings import add_options, resolve
 from pytest_osworld.plugin.terminal import (  # noqa: F401
     StepProgress,
     SummaryPlugin,
@@ -81,6 +81,7 @@ from pytest_osworld.plugin.xdist_hooks import (  # noqa: F401
     with_results_dir,
 )
 from pytest_osworld.providers import PROVIDERS
+from pytest_osworld.task.settings import SETTINGS_KEY, Settings
 from pytest_osworld.task.solutions import SOLUTIONS_KEY, load_solutions
 
 DOMAINS = (
@@ -151,6 +152,7 @@ def pytest_configure(config: pytest.Config) -> None:
             f"{hint}available: {', '.join(PROVIDERS.names())}"
         )
     check_provider_args(settings)
+    check_budgets(settings)
     check_live(settings, config)
     # A broken task file is a collection error for that file only: the run goes on.
     config.option.continue_on_collection_errors = True

@@ -23,20 +23,18 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_osworld.agent.contract import AGENTS, Agent
-from pytest_osworld.episode.settle import run_and_settle
-from pytest_osworld.episode.timings import start_timings, task_timings
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
 from pytest_osworld.live.session import LIVE_KEY, LiveView, wants_live
 from pytest_osworld.plugin.preflight import build_agent, close_agent, provider_network, take_prebuilt_agent
-from pytest_osworld.plugin.settings import SETTINGS_KEY, Settings
+from pytest_osworld.plugin.task_runs import start_run, task_run
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
 from pytest_osworld.report.results import TaskRecorder
-from pytest_osworld.setup_steps import run_steps
 from pytest_osworld.task.assets import AssetCache
 from pytest_osworld.task.assets import check_assets_available as check_assets_available  # re-exported
 from pytest_osworld.task.context import TaskContext
 from pytest_osworld.task.model import Task
+from pytest_osworld.task.settings import SETTINGS_KEY, Settings
 
 NO_AGENT = "no agent chosen: OSWorld tasks need --agent NAME (or module:attr). Available agents: {names}"
 
@@ -174,16 +172,16 @@ def osworld_env(
     osworld_live: LiveView | None,
 ) -> Environment:
     """The environment restored to the task's snapshot and ready (an ERROR if it breaks);
-    with a live view, the view shows it from now on."""
-    timings = start_timings(request.node)  # the task's clock starts here (restore)
+    with a live view, the view shows it from now on. The task's clock starts here
+    (:meth:`~pytest_osworld.episode.task_run.TaskRun.restore`)."""
+    run = start_run(request.node, osworld_task, osworld_provider, osworld_assets)
+    # With --budgets, the task's own replays restore the desktop again after its episode.
+    budgets = SETTINGS_KEY in request.config.stash and bool(request.config.stash[SETTINGS_KEY].budgets)
+    follows = getattr(request.node, "osworld_task_follows", True) or budgets
     try:
-        with timings.phase("setup"):
-            check_assets_available(osworld_task, osworld_assets)
+        environment = run.restore(more_restores=follows)
     except NeedsCapability as exc:
         pytest.skip(str(exc))
-    osworld_provider.more_restores = getattr(request.node, "osworld_task_follows", True)
-    with timings.phase("restore"):
-        environment = osworld_provider.restore(osworld_task.snapshot or "init_state")
     if osworld_live is not None:
         osworld_live.attach(environment, f"{osworld_task.nodename}: {osworld_task.instruction}")
     return environment
@@ -199,24 +197,10 @@ def osworld_context(
     osworld_recorder: TaskRecorder,
 ) -> TaskContext:
     """The environment after the task's ``config`` setup steps have run and the programs
-    they started have settled (:mod:`pytest_osworld.episode.settle`)."""
-    ctx = TaskContext.for_environment(
-        osworld_task,
-        osworld_env,
-        osworld_assets,
-        osworld_recorder.work_dir(),
-        network=osworld_provider.live_network,
-    )
-    timings = task_timings(request.node)
+    they started have settled (:meth:`~pytest_osworld.episode.task_run.TaskRun.set_up`)."""
+    run = task_run(request.node, osworld_task, osworld_provider, osworld_assets)
+    run.recorder = osworld_recorder
     try:
-        run_and_settle(
-            ctx.guest,
-            [step.type for step in osworld_task.config],
-            lambda: run_steps(ctx, osworld_task.config, timings=timings),
-            timings,
-        )
+        return run.set_up(osworld_env)
     except NeedsCapability as exc:
         pytest.skip(str(exc))
-    with timings.phase("record"):
-        osworld_recorder.initial_screenshot(ctx.guest.screenshot())
-    return ctx

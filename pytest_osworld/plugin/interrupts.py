@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.plugin.collect import TaskItem, error_result, plain_failure
-from pytest_osworld.plugin.settings import SETTINGS_KEY
+from pytest_osworld.plugin.collect import TaskItem, error_result
+from pytest_osworld.report.failure import plain_failure
+from pytest_osworld.task.settings import SETTINGS_KEY
 
 #: The SIGTERM handler that was in place before ours (restored at unconfigure).
 SIGTERM_KEY = pytest.StashKey[Any]()

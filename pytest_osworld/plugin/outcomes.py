@@ -16,11 +16,13 @@ import pytest
 from pytest_osworld import __version__
 from pytest_osworld.errors import AgentFailure, EnvironmentFailure, OSWorldError
 from pytest_osworld.omniact.collect import OmniactItem
-from pytest_osworld.plugin.collect import TaskFailed, TaskItem, error_result, plain_failure
+from pytest_osworld.plugin.collect import TaskFailed, TaskItem, error_result
 from pytest_osworld.plugin.ran_on import host_name, worker_name
-from pytest_osworld.plugin.settings import SETTINGS_KEY
+from pytest_osworld.report.budget_figures import summary_scores
+from pytest_osworld.report.failure import plain_failure
 from pytest_osworld.report.results import TaskRecorder
 from pytest_osworld.report.summary import result_verdict, verdict_of
+from pytest_osworld.task.settings import SETTINGS_KEY
 
 
 @pytest.hookimpl(wrapper=True)
@@ -56,6 +58,8 @@ def pytest_runtest_makereport(
     if item.osworld_result is not None:
         data["score"] = item.osworld_result["score"]
         data["outcome"] = item.osworld_result["outcome"]
+        if isinstance(item.osworld_result.get("scores_at"), dict):
+            data["scores_at"] = summary_scores(item.osworld_result["scores_at"])
     report.osworld = data  # type: ignore[attr-defined]
     return report
 
@@ -78,13 +82,16 @@ def _keep_verdict(item: TaskItem, verdict: str | None) -> None:
 def _omniact_report(
     item: OmniactItem, call: pytest.CallInfo[None], report: pytest.TestReport
 ) -> pytest.TestReport:
-    """OmniACT items: an agent that broke is an ERROR; the summary counts them as domain omniact."""
+    """OmniACT items: an agent that broke is an ERROR; the summary counts them as domain
+    omniact, and reads both scorings' figures and the prediction from ``omniact`` (plain
+    data, so that they reach the xdist controller)."""
     excinfo = call.excinfo
     if call.when == "call" and excinfo is not None and isinstance(excinfo.value, AgentFailure):
         report.when = "setup"
     data: dict[str, Any] = {"domain": "omniact", "task_id": item.task.id, "infeasible": False}
     if item.omniact_result is not None:
-        data["score"] = item.omniact_result.get("action_score")
+        data["score"] = item.omniact_result.get("score")
+        data["omniact"] = item.omniact_result.get("omniact")
     report.osworld = data  # type: ignore[attr-defined]
     return report
 

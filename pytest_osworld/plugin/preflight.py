@@ -28,8 +28,8 @@ import pytest
 
 from pytest_osworld.agent.contract import AGENTS, Agent, AgentConfig, AgentFactory
 from pytest_osworld.errors import AgentFailure
-from pytest_osworld.plugin.settings import Settings
 from pytest_osworld.providers import PROVIDERS
+from pytest_osworld.task.settings import Settings
 
 #: The agent contract, shown with every message about an agent that does not fit it.
 AGENT_CONTRACT = """\
@@ -107,6 +107,17 @@ PROVIDER_DOCS = {
     "vagrant": "docs/vagrant.md, section 'Options', lists the vagrant provider's options",
     "remote": "docs/scaling.md, section 'The remote provider', lists the remote provider's options",
 }
+
+#: ``--budgets`` on a provider whose desktops cannot be restored (``Provider.restorable``).
+BUDGETS_NEED_RESTORE = (
+    "--budgets={value} ({source}): the budgets are scored by replaying each episode's first steps "
+    "on a freshly restored desktop, and {error}"
+)
+#: ``--budgets`` with ``--pause-on-fail``: the replays would replace the desktop the pause shows.
+BUDGETS_WITH_PAUSE = (
+    "--budgets={value} ({source}) cannot go with --pause-on-fail: a task's budget replays restore "
+    "its desktop before the pause could show it as the episode left it; drop one of them"
+)
 
 #: The results folder cannot be written.
 RESULTS_NOT_WRITABLE = (
@@ -347,6 +358,24 @@ def check_provider_args(settings: Settings) -> None:
                 args=args, source=source, provider=settings.provider, error=str(exc).rstrip("."), where=where
             )
         ) from None
+
+
+def check_budgets(settings: Settings) -> None:
+    """``--budgets`` needs a provider that restores its desktops (``Provider.check_restorable``),
+    and cannot go with ``--pause-on-fail``; either is a usage error before any desktop starts."""
+    if not settings.budgets:
+        return
+    values = {
+        "value": ",".join(str(budget) for budget in settings.budgets),
+        "source": settings.sources.get("budgets", "default"),
+    }
+    if settings.pause_on_fail:
+        raise pytest.UsageError(BUDGETS_WITH_PAUSE.format(**values))
+    options, _ = provider_network(settings)
+    try:
+        PROVIDERS.get(settings.provider).check_restorable(options)
+    except ValueError as exc:
+        raise pytest.UsageError(BUDGETS_NEED_RESTORE.format(error=exc, **values)) from None
 
 
 # -- the results folder ----------------------------------------------------------------------

@@ -22,9 +22,9 @@ from pytest_osworld.errors import OSWorldError
 from pytest_osworld.omniact.collect import OmniactItem
 from pytest_osworld.plugin.collect import TaskItem
 from pytest_osworld.plugin.preflight import provider_network
-from pytest_osworld.plugin.settings import SETTINGS_KEY, Settings
 from pytest_osworld.providers import PROVIDERS
 from pytest_osworld.providers.base import ProviderConfig
+from pytest_osworld.task.settings import SETTINGS_KEY, Settings
 
 #: Said when preparing failed; the run goes on.
 PREPARE_FAILED = (

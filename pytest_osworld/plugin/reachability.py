@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from pytest_osworld.plugin.settings import Settings
 from pytest_osworld.task.assets import AssetCache, AssetError, task_asset_urls
 from pytest_osworld.task.model import Task
+from pytest_osworld.task.settings import Settings
 
 #: The line printed once when no host the collected tasks download from can be reached.
 NO_NETWORK = (

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from pytest_osworld.agent.contract import AGENTS
-from pytest_osworld.omniact.collect import OmniactFile, OmniactItem, omniact_file_for
+from pytest_osworld.omniact.collect import OmniactFile, OmniactItem, SplitFile, omniact_file_for
 from pytest_osworld.plugin.collect import TaskFile, TaskItem, is_task_file
 from pytest_osworld.plugin.fixtures import NO_AGENT
 from pytest_osworld.plugin.preflight import check_run
 from pytest_osworld.plugin.reachability import no_network_line
-from pytest_osworld.plugin.settings import SETTINGS_KEY
 from pytest_osworld.plugin.shards import apply_shard
 from pytest_osworld.task.assets import AssetCache
+from pytest_osworld.task.settings import SETTINGS_KEY
 
 #: A JSON file named on the command line that is not a task.
 NOT_A_TASK = (
@@ -32,6 +32,11 @@ NOT_A_TASK = (
 NOT_A_TASK_MANIFEST = (
     ".\n  It looks like a manifest (domain -> task ids): run the tasks it lists with "
     "pytest evaluation_examples/examples --manifest={path}"
+)
+#: The hint for a file that looks like an OmniACT split whose entries are not samples.
+NOT_A_TASK_SPLIT = (
+    '.\n  It looks like a split file of OmniACT\'s release, but no entry is {"task": ..., "image": '
+    '..., "box": ...} (paths relative to the split file\'s folder)'
 )
 #: An agent was chosen, and the paths given hold no task at all.
 NO_TASKS_FOUND = (
@@ -87,14 +92,17 @@ class NotATaskFile(pytest.File):
             data = None
         if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
             hint = NOT_A_TASK_MANIFEST.format(path=self.path)
+        elif isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
+            hint = NOT_A_TASK_SPLIT
         raise self.CollectError(NOT_A_TASK.format(path=self.path, hint=hint))
 
 
 def pytest_collect_file(
     file_path: Path, parent: pytest.Collector
-) -> TaskFile | OmniactFile | NotATaskFile | None:
-    """Collect OSWorld (and OmniACT) task JSON files; other JSON files are left alone,
-    unless named on the command line, where they are a collection error that says why."""
+) -> TaskFile | OmniactFile | SplitFile | NotATaskFile | None:
+    """Collect OSWorld task JSON files, OmniACT task files and split files of OmniACT's
+    release; other JSON files are left alone, unless named on the command line, where they
+    are a collection error that says why."""
     if file_path.suffix != ".json":
         return None
     omniact = omniact_file_for(file_path, parent)

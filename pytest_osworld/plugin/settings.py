@@ -6,16 +6,19 @@ the value, where it came from and what is accepted.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
+from pytest_osworld.omniact.scorings import DEFAULT_SCORING, SCORINGS
+from pytest_osworld.plugin import option_values as values_of
+from pytest_osworld.plugin.option_values import ValueProblem
 from pytest_osworld.task.assets import default_cache_dir
+from pytest_osworld.task.settings import Settings
 
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
@@ -25,7 +28,6 @@ SHARD_PROBLEM = "expected K/N, two whole numbers with 1 <= K <= N, such as 2/4"
 SHARD_DURATIONS_ALONE = "has no effect without --shard K/N (set both, or neither)"
 #: ``--shard-durations`` naming something that is not a folder.
 NO_RESULTS_FOLDER = "no such results folder"
-_SHARD_RE = re.compile(r"^\s*([0-9]+)\s*/\s*([0-9]+)\s*$")
 
 BAD_VALUE = "{name}={value!r} ({source}): {problem}"
 
@@ -87,6 +89,16 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
+        "budgets",
+        "--budgets",
+        "osworld_budgets",
+        "also score each task at these smaller step budgets (such as 15,50; each below "
+        "--max-steps), from one run: the agent's first K steps replayed on a fresh desktop, "
+        "no model call (the summary, report and result.json's scores_at show them)",
+        "",
+        metavar="K,K",
+    ),
+    Option(
         "task_timeout",
         "--task-timeout",
         "osworld_task_timeout",
@@ -124,6 +136,16 @@ OPTIONS: tuple[Option, ...] = (
         "osworld_asset_cache",
         f"asset cache folder (default {default_cache_dir()})",
         metavar="DIR",
+    ),
+    Option(
+        "omniact_scoring",
+        "--omniact-scoring",
+        "osworld_omniact_scoring",
+        f"which scoring decides an OmniACT item's pass or fail and the headline: "
+        f"{' or '.join(SCORINGS)} (default {DEFAULT_SCORING}: OmniACT's released scorer, as "
+        "published numbers use); both are always computed",
+        DEFAULT_SCORING,
+        metavar="SCORING",
     ),
     Option(
         "pass_threshold",
@@ -238,71 +260,6 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The resolved settings of a run (plain values, safe to pass to workers)."""
-
-    agent: str | None
-    agent_args: dict[str, str]
-    model: str | None
-    provider: str
-    provider_args: dict[str, str]
-    max_steps: int
-    task_timeout: float
-    observation_type: str
-    action_space: str
-    results_dir: Path
-    asset_cache: Path
-    pass_threshold: float
-    offline: bool
-    manifest: Path | None
-    known_broken: Path | None
-    solutions: Path | None = None
-    repeat: int = 1
-    skip_done: bool = False
-    rescore: Path | None = None
-    record: bool = False
-    live: bool = False
-    pause_on_fail: bool = False
-    record_solutions: Path | None = None
-    #: ``(K, N)`` with ``--shard K/N``; None runs every task.
-    shard: tuple[int, int] | None = None
-    shard_durations: Path | None = None
-    #: Set at collection when sharded: the sha256 of every task of the whole run before the
-    #: split (:func:`pytest_osworld.plugin.shards.tasks_fingerprint`), equal in all its shards.
-    shard_tasks_sha256: str | None = None
-    sources: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def shard_label(self) -> str | None:
-        """``"K/N"`` when sharded, else None."""
-        return f"{self.shard[0]}/{self.shard[1]}" if self.shard else None
-
-    def header_lines(self) -> list[str]:
-        """The active settings, for the report header."""
-        model = f" model={self.model}" if self.model else ""
-        lines = [
-            f"osworld: agent={self.agent or '(none)'}{model} provider={self.provider} "
-            f"observation={self.observation_type} actions={self.action_space} "
-            f"max_steps={self.max_steps} pass>={self.pass_threshold:g}"
-            + (" offline" if self.offline else "")
-            + (f" shard={self.shard_label}" if self.shard else ""),
-            f"osworld: results={self.results_dir} asset_cache={self.asset_cache}"
-            + (f" solutions={self.solutions}" if self.solutions else ""),
-        ]
-        if self.provider == "vagrant" and self.provider_args.get("server") == "osworld":
-            netns = self.provider_args.get("netns")
-            where = f"network namespace {netns}" if netns else "host-only network"
-            lines.append(
-                "osworld: server=osworld: the VM image's own server answers with NO TOKEN "
-                f"(any command, as a sudo user); the VM is reachable only on a {where}"
-            )
-        return lines
-
-
-SETTINGS_KEY = pytest.StashKey["Settings"]()
-
-
 def add_options(parser: pytest.Parser) -> None:
     """Register the ``osworld`` option group and the ini twins."""
     group = parser.getgroup("osworld", "OSWorld tasks (pytest-osworld)")
@@ -340,7 +297,7 @@ def _raw(config: pytest.Config, opt: Option) -> tuple[Any, str]:
     ini = config.getini(opt.ini)
     if opt.kind == "args":
         return list(ini or []), f"ini {opt.ini}"
-    if ini not in (None, "", []):
+    if ini not in (None, "", []) and ini != opt.default:  # pytest hands back the ini's default too
         return ini, f"ini {opt.ini}"
     return opt.default, "default"
 
@@ -348,60 +305,14 @@ def _raw(config: pytest.Config, opt: Option) -> tuple[Any, str]:
 def _parse(opt: Option, value: Any, source: str, convert: Callable[[Any], T], problem: str) -> T:
     try:
         return convert(value)
+    except ValueProblem as exc:
+        raise pytest.UsageError(
+            BAD_VALUE.format(name=opt.flag, value=value, source=source, problem=str(exc))
+        ) from None
     except (TypeError, ValueError):
         raise pytest.UsageError(
             BAD_VALUE.format(name=opt.flag, value=value, source=source, problem=problem)
         ) from None
-
-
-def _positive_int(value: Any) -> int:
-    number = int(value)
-    if number < 1:
-        raise ValueError
-    return number
-
-
-def _positive_float(value: Any) -> float:
-    number = float(value)
-    if not number > 0:
-        raise ValueError
-    return number
-
-
-def _threshold(value: Any) -> float:
-    number = float(value)
-    if not 0.0 <= number <= 1.0:
-        raise ValueError
-    return number
-
-
-def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        if value not in choices:
-            raise ValueError
-        return str(value)
-
-    return convert
-
-
-def _shard(value: Any) -> tuple[int, int]:
-    match = _SHARD_RE.match(str(value))
-    if match is None:
-        raise ValueError
-    index, count = int(match.group(1)), int(match.group(2))
-    if not 1 <= index <= count:
-        raise ValueError
-    return index, count
-
-
-def _pairs(value: Any) -> dict[str, str]:
-    pairs: dict[str, str] = {}
-    for item in value:
-        key, sep, val = str(item).partition("=")
-        if not sep or not key.strip():
-            raise ValueError
-        pairs[key.strip()] = val
-    return pairs
 
 
 def resolve(config: pytest.Config) -> Settings:
@@ -436,7 +347,7 @@ def resolve(config: pytest.Config) -> Settings:
     manifest = existing_file("manifest", "--manifest")
     known = existing_file("known_broken", "--known-broken")
     solutions = existing_file("solutions", "--solutions")
-    shard = get("shard", _shard, SHARD_PROBLEM) if values["shard"] else None
+    shard = get("shard", values_of.shard, SHARD_PROBLEM) if values["shard"] else None
     durations = Path(values["shard_durations"]) if values["shard_durations"] else None
     if durations is not None:
         problem = None if shard else SHARD_DURATIONS_ALONE
@@ -450,30 +361,40 @@ def resolve(config: pytest.Config) -> Settings:
                     problem=problem,
                 )
             )
+    max_steps = get("max_steps", values_of.positive_int, "expected a positive whole number")
+    budgets = get(
+        "budgets",
+        lambda value: values_of.budgets(value, max_steps, sources["max_steps"]),
+        values_of.BUDGETS_PROBLEM,
+    )
     return Settings(
         agent=values["agent"] or None,
-        agent_args=get("agent_args", _pairs, "expected key=value"),
+        agent_args=get("agent_args", values_of.pairs, "expected key=value"),
         model=values["model"] or None,
         provider=str(values["provider"]),
-        provider_args=get("provider_args", _pairs, "expected key=value"),
-        max_steps=get("max_steps", _positive_int, "expected a positive whole number"),
-        task_timeout=get("task_timeout", _positive_float, "expected a positive number of seconds"),
+        provider_args=get("provider_args", values_of.pairs, "expected key=value"),
+        max_steps=max_steps,
+        budgets=budgets,
+        task_timeout=get("task_timeout", values_of.positive_float, "expected a positive number of seconds"),
         observation_type=get(
             "observation_type",
-            _choice(OBSERVATION_TYPES),
+            values_of.choice(OBSERVATION_TYPES),
             f"expected one of {', '.join(OBSERVATION_TYPES)}",
         ),
         action_space=get(
-            "action_space", _choice(ACTION_SPACES), f"expected one of {', '.join(ACTION_SPACES)}"
+            "action_space", values_of.choice(ACTION_SPACES), f"expected one of {', '.join(ACTION_SPACES)}"
         ),
         results_dir=results_dir,
         asset_cache=Path(values["asset_cache"]) if values["asset_cache"] else default_cache_dir(),
-        pass_threshold=get("pass_threshold", _threshold, "expected a number between 0 and 1"),
+        pass_threshold=get("pass_threshold", values_of.threshold, "expected a number between 0 and 1"),
+        omniact_scoring=get(
+            "omniact_scoring", values_of.choice(SCORINGS), f"expected one of {', '.join(SCORINGS)}"
+        ),
         offline=bool(values["offline"]),
         manifest=manifest,
         known_broken=known,
         solutions=solutions,
-        repeat=get("repeat", _positive_int, "expected a positive whole number"),
+        repeat=get("repeat", values_of.positive_int, "expected a positive whole number"),
         skip_done=bool(values["skip_done"]),
         rescore=Path(values["rescore"]) if values["rescore"] else None,
         record=bool(values["record"]),

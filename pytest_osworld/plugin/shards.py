@@ -36,9 +36,9 @@ import pytest
 
 from pytest_osworld.omniact.collect import OmniactItem
 from pytest_osworld.plugin.collect import TaskItem
-from pytest_osworld.plugin.settings import SETTINGS_KEY
 from pytest_osworld.report.model import number
 from pytest_osworld.report.resume import read_result, task_folders
+from pytest_osworld.task.settings import SETTINGS_KEY
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,10 @@ from _pytest.config import create_terminal_writer
 
 from pytest_osworld import __version__
 from pytest_osworld.plugin.collect import TaskItem
-from pytest_osworld.plugin.settings import SETTINGS_KEY, Settings
+from pytest_osworld.report.omniact_figures import blocks_of
+from pytest_osworld.report.omniact_predictions import FIGURES_NAME, write_predictions
 from pytest_osworld.report.summary import SUMMARY_TITLE, TaskRecord, summary_lines, verdict_of
+from pytest_osworld.task.settings import SETTINGS_KEY, Settings
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -143,6 +145,8 @@ class SummaryPlugin:
         self.records: dict[str, TaskRecord] = {}
         self.task_ids: dict[str, str] = {}
         self.report_path: Path | None = None
+        #: The OmniACT predictions and figures files written at the session's end.
+        self.omniact_files: list[Path] = []
         self._last_report = time.monotonic()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -155,6 +159,7 @@ class SummaryPlugin:
         if previous is not None and previous.outcome != "passed" and outcome == "passed":
             return
         score = data.get("score")
+        omniact = data.get("omniact") if isinstance(data.get("omniact"), dict) else None
         self.task_ids[report.nodeid] = str(data.get("task_id", report.nodeid))
         self.records[report.nodeid] = TaskRecord(
             nodeid=report.nodeid,
@@ -163,6 +168,10 @@ class SummaryPlugin:
             score=float(score) if score is not None else (previous.score if previous else None),
             infeasible=bool(data["infeasible"]),
             task_id=self.task_ids[report.nodeid],
+            omniact=omniact if omniact is not None else (previous.omniact if previous else None),
+            scores_at=data["scores_at"]
+            if isinstance(data.get("scores_at"), dict)
+            else (previous.scores_at if previous else None),
         )
 
         if report.when == "teardown" and time.monotonic() - self._last_report > self.REPORT_INTERVAL:
@@ -181,9 +190,17 @@ class SummaryPlugin:
             warnings.warn(f"osworld: could not write the HTML report: {exc}", stacklevel=1)
 
     def pytest_sessionfinish(self) -> None:
-        """The final HTML report, once every task has finished."""
-        if self.records:
-            self._write_report()
+        """Once every task has finished (on the xdist controller, once every worker has): the
+        OmniACT items' predictions and figures files, then the final HTML report."""
+        if not self.records:
+            return
+        blocks = blocks_of(record.omniact for record in self.records.values())
+        if blocks:
+            try:
+                self.omniact_files = write_predictions(self.settings.results_dir, blocks)
+            except OSError as exc:
+                warnings.warn(f"osworld: could not write the OmniACT predictions: {exc}", stacklevel=1)
+        self._write_report()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print success rate and mean score overall, per category, domain and feasibility."""
@@ -194,6 +211,9 @@ class SummaryPlugin:
         for line in lines:
             terminalreporter.line(line)
         terminalreporter.line(f"results: {self.settings.results_dir.resolve()}")
+        for path in self.omniact_files:
+            if path.name != FIGURES_NAME:
+                terminalreporter.line(f"OmniACT predictions: {path.resolve()}")
         if self.report_path is not None:
             terminalreporter.line(f"report:  {self.report_path.resolve().as_uri()}")
 

@@ -18,13 +18,14 @@ import pytest
 
 from pytest_osworld.agent.contract import AGENTS
 from pytest_osworld.errors import OSWorldError
-from pytest_osworld.plugin.collect import plain_failure, task_error_result
+from pytest_osworld.plugin.collect import task_error_result
 from pytest_osworld.plugin.fixtures import NO_AGENT, recorder_for
 from pytest_osworld.plugin.preflight import check_run
 from pytest_osworld.plugin.prepare import prepare_provider
 from pytest_osworld.plugin.reachability import announce_no_network
-from pytest_osworld.plugin.settings import Settings
+from pytest_osworld.report.failure import plain_failure
 from pytest_osworld.task.model import Task, load_task
+from pytest_osworld.task.settings import Settings
 
 #: result.json's reason for a task whose xdist worker died under it.
 WORKER_CRASHED = (

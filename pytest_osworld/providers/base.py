@@ -58,6 +58,9 @@ class Provider(ABC):
     #: Whether its desktops can be watched live: their guest is our server, which bridges
     #: ``GET /vnc`` to an x11vnc it starts when first watched (:mod:`pytest_osworld.guest.vnc`).
     live_view: bool = False
+    #: Whether :meth:`restore` gives a desktop in its snapshot's state, whatever the one before
+    #: did: what ``--budgets`` needs, to replay an episode's first steps on a fresh desktop.
+    restorable: bool = True
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
@@ -86,6 +89,16 @@ class Provider(ABC):
             raise ValueError(
                 f"the {cls.name!r} provider's desktops cannot be watched live: use --provider=local, "
                 "vagrant or remote"
+            )
+
+    @classmethod
+    def check_restorable(cls, options: dict[str, str]) -> None:
+        """Raise ``ValueError`` saying why desktops made with ``options`` cannot be restored to
+        a snapshot's state (so ``--budgets`` cannot replay on them)."""
+        if not cls.restorable:
+            raise ValueError(
+                f"the {cls.name!r} provider cannot restore its desktops to a snapshot: use "
+                "--provider=local or vagrant"
             )
 
     @classmethod

@@ -73,6 +73,7 @@ from pathlib import Path
 from pytest_osworld.errors import EnvironmentFailure, GuestError
 from pytest_osworld.guest_client.client import GuestClient
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
+from pytest_osworld.providers.local_caches import harvest_caches
 from pytest_osworld.providers.local_processes import (
     RUNS_DIR,
     WORK_PREFIX,
@@ -265,6 +266,9 @@ class LocalProvider(Provider):
         self._spawner: Spawner | None = None
         self._session: _Session | None = None
         self._spare: _Session | None = None
+        #: Whether this provider has offered the template its first untouched desktop's
+        #: caches (:func:`~pytest_osworld.providers.local_caches.harvest_caches`).
+        self._caches_tried = False
         self._template: Path | None = None
         self._image = ""
         self._work: Path | None = None
@@ -368,6 +372,9 @@ class LocalProvider(Provider):
         from_spare = self._ready_spare()
         if from_spare is not None:
             session, client = from_spare
+            if not self._caches_tried:  # a spare no task has touched: what its start computed
+                self._caches_tried = True
+                harvest_caches(self._template, client)
         else:
             session = self._session = self._spawn_session()
             client = self._wait_ready(session)

@@ -90,6 +90,8 @@ class RemoteProvider(Provider):
     name = "remote"
     network_modes: tuple[str, ...] = ()
     live_view = True
+    #: Its desktops run elsewhere and are never reset from here.
+    restorable = False
     network_instead = (
         "a remote desktop's network is whatever the pool's desktops have, which pytest-osworld "
         "does not change: set it up on those desktops (steps that load a live page run there "

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_osworld.commands.cli import Command, add_commands
+from pytest_osworld.report import merge
 from pytest_osworld.report.compare import COMPARISON_NAME, ComparisonError, write_comparison
 from pytest_osworld.report.html import write_report
 
@@ -39,7 +39,8 @@ def parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--label-a", help="the name shown for A (default: its folder's name)")
     compare.add_argument("--label-b", help="the name shown for B (default: its folder's name)")
-    add_commands(commands, ["merge"])
+    merging = commands.add_parser("merge", help=merge.HELP, description=merge.DESCRIPTION)
+    merge.add_arguments(merging)
     return top
 
 
@@ -47,9 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (2 for a folder that cannot be read, or
     runs that ``merge`` refuses)."""
     args = parser().parse_args(argv)
-    command: Command | None = getattr(args, "osworld_command", None)
-    if command is not None:
-        return command.run(args)
+    if args.command == "merge":
+        return merge.run(args)
     if args.command == "build":
         if not args.results.is_dir():
             print(f"error: {args.results} is not a folder", file=sys.stderr)

@@ -31,7 +31,8 @@ from typing import Any
 import jinja2
 
 from pytest_osworld.report.model import CATEGORY_ORDER, OUTCOMES, TaskView, count_groups, load_tasks, number
-from pytest_osworld.report.plots import index_plots, repeat_summary
+from pytest_osworld.report.omniact_figures import blocks_of, deciding_text, html_rows
+from pytest_osworld.report.plots import index_plots, repeat_summary, task_budget_rows
 from pytest_osworld.report.stats import RepeatSummary
 from pytest_osworld.report.task_page import task_context
 from pytest_osworld.report.text import MAX_TEXT, clip, duration, href, pct, score_text
@@ -73,6 +74,9 @@ def write_report(results_dir: Path, title: str | None = None) -> Path:
     heading = title or f"OSWorld results: {results_dir.resolve().name}"
     context = index_context(tasks, heading)
     context["live_views"] = live_views(results_dir)
+    if context["omniact"] is not None:
+        names = sorted(p.name for p in results_dir.glob("omniact_*.json"))
+        context["omniact"]["files"] = [(name, href(name)) for name in names]
     write_if_changed(index, render("index.html", **context))
     return index
 
@@ -204,6 +208,7 @@ def index_context(tasks: list[TaskView], title: str) -> dict[str, Any]:
         "run_line": run_line(tasks),
         "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "rows": [],
+        "omniact": None,
     }
     if not tasks:
         return context
@@ -224,6 +229,17 @@ def index_context(tasks: list[TaskView], title: str) -> dict[str, Any]:
         cards.append(("tokens in / out", f"{tokens_in:,} / {tokens_out:,}"))
     if cost:
         cards.append(("cost", f"${cost:,.2f}"))
+    blocks = blocks_of(t.result.get("omniact") for t in tasks if t.result)
+    if blocks:
+        group = groups.domains.get("omniact")
+        context["omniact"] = {
+            "rows": html_rows(blocks),
+            "decides": deciding_text(blocks),
+            "passed": group.passed if group else 0,
+            "ran": group.ran if group else 0,
+            "rate": group.rate if group else None,
+            "files": [],
+        }
     repeats = repeat_summary(tasks)
     order = list(OUTCOMES)
     ordered = sorted(tasks, key=lambda t: (t.config, t.domain, t.task_id, t.repeat))
@@ -232,6 +248,7 @@ def index_context(tasks: list[TaskView], title: str) -> dict[str, Any]:
         repeats=repeats,
         repeat_cards=_repeat_cards(repeats) if repeats else [],
         sections=groups.sections(),
+        budgets=task_budget_rows(tasks),
         plots=index_plots(tasks, groups),
         show_config=len(groups.configs) > 1,
         shown_outcomes=[o for o in OUTCOMES if overall.counts[o]],

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.episode.timings import FIXED_OVERHEAD, PHASES, PROPERTY
+from pytest_osworld.report.failure import EVAL_ERROR_HEAD, FAIL_HEAD
 from pytest_osworld.report.summary import result_verdict
+from pytest_osworld.task.timings import FIXED_OVERHEAD, PHASES, PROPERTY
 
 #: The file a merge writes.
 JUNIT_NAME = "junit.xml"
@@ -191,32 +192,91 @@ def result_properties(result: dict[str, Any]) -> list[tuple[str, Any]]:
             ("duration", f"{_float(result.get('duration_s')):.3f}"),
             ("input_tokens", usage.get("input_tokens", 0)),
             ("output_tokens", usage.get("output_tokens", 0)),
+            *budget_properties(result.get("scores_at")),
         ]
     return props
 
 
+#: The JUnit property of a task's score at one step budget (``--budgets``).
+BUDGET_PROPERTY = "score_at_{budget}"
+#: Its value for a replay that parted from the run (no score).
+BUDGET_DIVERGED = "diverged at step {step}"
+#: Its value for a replay that could not run (no score).
+BUDGET_ERROR = "error"
+
+
+def budget_properties(scores_at: Any) -> list[tuple[str, str]]:
+    """One ``score_at_<k>`` property per budget of ``result.json``'s ``scores_at`` (none without
+    it): the score (4 decimals), ``diverged at step J`` or ``error``."""
+    if not isinstance(scores_at, dict):
+        return []
+    props = []
+    for budget, entry in scores_at.items():
+        entry = _dict(entry)
+        if entry.get("end") == "diverged":
+            value = BUDGET_DIVERGED.format(step=entry.get("diverged_at", "?"))
+        elif entry.get("score") is None:
+            value = BUDGET_ERROR
+        else:
+            value = f"{_float(entry.get('score')):.4f}"
+        props.append((BUDGET_PROPERTY.format(budget=budget), value))
+    return props
+
+
 def _omniact_properties(result: dict[str, Any], prov: dict[str, Any]) -> list[tuple[str, Any]]:
+    return omniact_properties(result)
+
+
+def omniact_properties(result: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The JUnit properties of an OmniACT item, from its ``result.json`` data (the plugin
+    writes these for the item itself, so a JUnit file made from results is the run's).
+
+    ``sequence_score`` and ``action_score`` (4 decimals) are the deciding scoring's, named
+    in ``scoring``; ``official_*`` and ``paper_*`` are each scoring's, in full precision
+    (``official_*`` only when the sample has an official gold); ``weight`` is gold lines -
+    0.9; a release sample adds ``split`` and ``sample_key``.
+    """
+    prov = _dict(result.get("provenance"))
+    block = _dict(result.get("omniact"))
     metrics = result.get("metrics")
     scores = metrics[0] if isinstance(metrics, list) and metrics and isinstance(metrics[0], dict) else {}
     usage = _dict(result.get("usage"))
-    return [
+    props: list[tuple[str, Any]] = [
         ("benchmark", "omniact"),
         ("task_id", result.get("task_id", "")),
-        ("domain", result.get("domain", "")),
+        ("domain", block.get("domain") or result.get("domain", "")),
         ("agent", prov.get("agent") or ""),
+    ]
+    if block.get("decided_by"):
+        props.append(("scoring", block["decided_by"]))
+    props += [
         ("sequence_score", f"{_float(scores.get('sequence_score')):.4f}"),
         ("action_score", f"{_float(scores.get('action_score')):.4f}"),
         ("score", f"{_float(result.get('score')):.4f}"),
         ("outcome", result.get("outcome", "")),
+    ]
+    for name in ("official", "paper"):
+        figures = block.get(name)
+        if isinstance(figures, dict):
+            props += [
+                (f"{name}_sequence_score", repr(_float(figures.get("sequence_score")))),
+                (f"{name}_action_score", repr(_float(figures.get("action_score")))),
+            ]
+    if block:
+        paper = _dict(block.get("paper"))
+        official = _dict(block.get("official"))
+        props.append(("weight", repr(_float(official.get("weight", paper.get("weight"))))))
+    if block.get("layout") == "release":
+        props += [("split", block.get("split") or ""), ("sample_key", block.get("key") or "")]
+    props += [
         ("input_tokens", usage.get("input_tokens", 0)),
         ("output_tokens", usage.get("output_tokens", 0)),
     ]
+    return props
 
 
 def _failure_head(result: dict[str, Any]) -> str:
     """The first line of a failed task's message, as the run printed it."""
-    from pytest_osworld.plugin.collect import EVAL_ERROR_HEAD, FAIL_HEAD
-
     reason = str(result.get("reason") or "").split("\n", 1)[0]
     if result.get("outcome") == "eval_error":
         return EVAL_ERROR_HEAD.format(reason=reason)

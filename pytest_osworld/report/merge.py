@@ -4,11 +4,12 @@ Made for the shards of one run (``pytest --shard K/N``), it also combines any ru
 did not overlap. DIR becomes one results folder in OSWorld's layout (each run's task
 folders copied), with one ``junit.xml`` (the runs' own JUnit files merged, or one made
 from their ``result.json`` files), one ``summary.txt`` (the text the terminal summary
-prints) and the HTML report. Its figures are those one run over all the tasks gives.
+prints), the HTML report and, for OmniACT items, the predictions and figures files
+(:mod:`~pytest_osworld.report.omniact_predictions`). Its figures are those one run over all the tasks gives.
 
 Like Inspect's logs, each result carries the settings it was made with, so runs that
 cannot make one run are refused, one line per reason: another agent, model, observation
-type, action space or step budget; shards cut from other task files (a file changed
+type, action space, step budget or ``--budgets``; shards cut from other task files (a file changed
 between shards); the same task (domain, id, repeat) twice; a missing or doubled shard.
 ``--allow-mismatch`` merges anyway (of one task held twice, the run named last wins).
 """
@@ -23,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.commands.cli import Command
 from pytest_osworld.report.junit import (
     JUNIT_NAME,
     JUnitError,
@@ -34,6 +34,8 @@ from pytest_osworld.report.junit import (
     suite_from_results,
     write_junit,
 )
+from pytest_osworld.report.omniact_figures import blocks_of
+from pytest_osworld.report.omniact_predictions import write_predictions
 from pytest_osworld.report.resume import read_result, task_folders
 from pytest_osworld.report.summary import SUMMARY_TITLE, record_of_result, summary_lines
 
@@ -65,6 +67,7 @@ SETTINGS: tuple[tuple[str, str], ...] = (
     ("observation type", "observation_type"),
     ("action space", "action_space"),
     ("max steps", "max_steps"),
+    ("step budgets (--budgets)", "budgets"),
 )
 
 
@@ -258,6 +261,7 @@ def merge(paths: Sequence[Path], out: Path, allow_mismatch: bool = False) -> Mer
             shutil.copytree(task.folder, target)
     junit = write_junit(merged_junit(suites), out / JUNIT_NAME)
     results = [r for r in (read_result(folder) for folder in task_folders(out)) if r is not None]
+    write_predictions(out, blocks_of(r.get("omniact") for r in results))
     from pytest_osworld.report.html import write_report
 
     report = write_report(out)
@@ -279,8 +283,18 @@ def merge(paths: Sequence[Path], out: Path, allow_mismatch: bool = False) -> Mer
 # --------------------------------------------------------------------------- command line
 
 
+#: The one-line help of the ``merge`` command.
+HELP = "merge results folders (the shards of one run) into one run's results folder"
+#: The longer text of ``pytest-osworld merge --help``.
+DESCRIPTION = (
+    "Merge results folders (the shards of one run) into one results folder with one "
+    "JUnit file, one summary and one HTML report; runs that do not make one run are refused."
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``merge`` subcommand's arguments."""
+    """The ``merge`` command's arguments (``pytest-osworld merge``, ``python -m
+    pytest_osworld.report merge``)."""
     parser.add_argument("results", nargs="+", type=Path, help="the results folders to merge (the shards)")
     parser.add_argument("--out", type=Path, required=True, help="the folder to write (new or empty)")
     parser.add_argument(
@@ -311,13 +325,3 @@ def run(args: argparse.Namespace) -> int:
     print(f"summary: {merged.summary}")
     print(merged.summary_text, end="")
     return 0
-
-
-#: The ``merge`` subcommand (registered in :data:`pytest_osworld.commands.cli.COMMANDS`).
-COMMAND = Command(
-    help="merge results folders (the shards of one run) into one run's results folder",
-    add_arguments=add_arguments,
-    run=run,
-    description="Merge results folders (the shards of one run) into one results folder with one "
-    "JUnit file, one summary and one HTML report; runs that do not make one run are refused.",
-)

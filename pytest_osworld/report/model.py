@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_osworld.episode.timings import PHASES
 from pytest_osworld.report.resume import read_result, task_folders
 from pytest_osworld.report.summary import CATEGORIES
+from pytest_osworld.task.timings import PHASES
 
 #: Outcomes in display order, with their labels.
 OUTCOMES: dict[str, str] = {
@@ -144,6 +144,20 @@ class TaskView:
         if not isinstance(phases, dict):
             return None
         return {name: max(0.0, number(phases.get(name)) or 0.0) for name in PHASES}
+
+    @property
+    def scores_at(self) -> dict[str, Any] | None:
+        """The score at each step budget (``--budgets``), or None."""
+        scores = self.result.get("scores_at") if self.result else None
+        return scores if isinstance(scores, dict) else None
+
+    @property
+    def budget_kind(self) -> str:
+        """How the task enters the per-budget figures: it was scored, it broke (an error, an
+        incomplete task: not passed at every budget) or it did not run (skipped)."""
+        if self.outcome in ("passed", "failed", "eval_error"):
+            return "scored"
+        return "not_run" if self.outcome == "skipped" else "broken"
 
     @property
     def timings(self) -> dict[str, Any]:

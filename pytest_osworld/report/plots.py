@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from pytest_osworld.episode.timings import PHASES
+from pytest_osworld.report.budget_figures import BudgetRow, TaskKind, budget_rows
 from pytest_osworld.report.model import Group, Groups, TaskView, number
 from pytest_osworld.report.stats import RepeatSummary, pass1_confidence_interval, summarize_repeats
 from pytest_osworld.report.svg import (
@@ -27,8 +27,9 @@ from pytest_osworld.report.svg import (
     line_chart,
     rate_chart,
 )
+from pytest_osworld.task.timings import PHASES
 
-#: Phase colours, in :data:`~pytest_osworld.episode.timings.PHASES` order.
+#: Phase colours, in :data:`~pytest_osworld.task.timings.PHASES` order.
 PHASE_COLOURS = dict(zip(PHASES, PALETTE, strict=True))
 #: Outcomes a repeated trial counts with (skipped and incomplete runs are not trials).
 TRIAL_OUTCOMES = frozenset({"passed", "failed", "eval_error", "error"})
@@ -199,6 +200,22 @@ def pass_at_k_plot(summary: RepeatSummary) -> Chart:
     return line_chart("pass-at-k", "pass@k and pass^k", series, "k (runs drawn)", "tasks")
 
 
+def task_budget_rows(tasks: list[TaskView]) -> list[BudgetRow]:
+    """The figures per step budget (``--budgets``) of ``tasks``; empty without budgets."""
+    kinds: dict[str, TaskKind] = {"scored": "scored", "broken": "broken", "not_run": "not_run"}
+    return budget_rows((kinds[t.budget_kind], t.scores_at) for t in tasks)
+
+
+def budget_plot(rows: list[BudgetRow]) -> Chart:
+    """Success rate at each step budget, with its Wilson interval: the curve of one run cut
+    at each budget."""
+    rate_rows = [RateRow(row.label, [(row.passed, row.ran)]) for row in rows]
+    wilson = wilson_table(c for r in rate_rows for c in r.counts)
+    return rate_chart(
+        "by-budget", "Success rate by step budget (95% Wilson interval)", rate_rows, ["success rate"], wilson
+    )
+
+
 def index_plots(tasks: list[TaskView], groups: Groups) -> list[Chart]:
     """Every chart of the index page, in display order (charts without data are left out)."""
     charts = [
@@ -213,6 +230,9 @@ def index_plots(tasks: list[TaskView], groups: Groups) -> list[Chart]:
         score_plot(tasks),
         steps_plot(tasks),
     ]
+    budgets = task_budget_rows(tasks)
+    if budgets:
+        charts.insert(2, budget_plot(budgets))
     for extra in (phase_plot(tasks), phase_breakdown_plot(tasks)):
         if extra is not None:
             charts.append(extra)

@@ -274,6 +274,42 @@ def _restore(value: Any, folder: Path) -> Any:
     return value
 
 
+def rescored_budgets(folder: Path, data: dict[str, Any], task: RescoredTask) -> dict[str, Any] | None:
+    """``scores_at`` rescored (None when the result has none): a replayed budget's metrics run
+    again on the inputs its replay saved; a budget whose score is the run's own (the episode
+    ended before it, or it is ``max_steps``) takes the task's new score. Each rescored entry
+    says what was done in its ``rescore`` status."""
+    scores_at = data.get("scores_at")
+    if not isinstance(scores_at, dict):
+        return None
+    own_budget = str(data.get("max_steps", ""))
+    threshold = _as_float(data.get("threshold"))
+    out: dict[str, Any] = {}
+    for budget, entry in scores_at.items():
+        if not isinstance(entry, dict):
+            out[budget] = entry
+            continue
+        entry = dict(entry)
+        own = budget == own_budget or entry.get("end") == "ended_before"
+        if own and task.status == "rescored" and task.new_score is not None:
+            entry.update(score=task.new_score, outcome=task.new_outcome, passed=task.new_outcome == "passed")
+            entry["rescore"] = "rescored"
+        elif not own and entry.get("end") == "cut" and entry.get("replayed") and entry.get("metrics"):
+            again = _rescore_data(folder, {**data, **entry, "end_reason": None, "threshold": threshold})
+            if again.status == "rescored" and again.new_score is not None:
+                evaluation = Evaluation(again.new_score, again.metrics)
+                entry.update(
+                    score=again.new_score,
+                    outcome=again.new_outcome,
+                    passed=again.new_outcome == "passed",
+                    reason=evaluation.first_reason(),
+                    metrics=[o.to_json() for o in again.metrics],
+                )
+            entry["rescore"] = again.status
+        out[budget] = entry
+    return out
+
+
 def _write_rescored(folder: Path, data: dict[str, Any], task: RescoredTask) -> None:
     out = dict(data)
     if task.status == "rescored":
@@ -286,6 +322,9 @@ def _write_rescored(folder: Path, data: dict[str, Any], task: RescoredTask) -> N
             reason=evaluation.first_reason(),
             metrics=[o.to_json() for o in task.metrics],
         )
+    scores_at = rescored_budgets(folder, data, task)
+    if scores_at is not None:
+        out["scores_at"] = scores_at
     out["rescore"] = {
         "status": task.status,
         "reason": task.reason,

@@ -11,11 +11,11 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_osworld.episode.loop import StepRecord
+from pytest_osworld.episode.result import TaskResult
 from pytest_osworld.errors import OSWorldError
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -36,41 +36,6 @@ def safe_component(text: str) -> str:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
         cleaned = f"{cleaned[: MAX_COMPONENT - 11]}-{digest}"
     return cleaned
-
-
-@dataclass
-class TaskResult:
-    """Everything known about one task's run, as plain data."""
-
-    task_id: str
-    domain: str
-    nodeid: str
-    outcome: str  # passed | failed | eval_error | error | skipped
-    score: float | None
-    threshold: float
-    end_reason: str | None
-    steps: int
-    max_steps: int
-    duration_s: float
-    infeasible: bool
-    reason: str = ""
-    metrics: list[dict[str, Any]] = field(default_factory=list)
-    usage: dict[str, Any] = field(default_factory=dict)
-    provenance: dict[str, Any] = field(default_factory=dict)
-    evaluator_inputs: list[dict[str, Any]] = field(default_factory=list)
-    instruction: str = ""
-    conj: str = "and"
-    repeat: int = 1
-    #: Per-phase seconds (:meth:`pytest_osworld.episode.timings.TaskTimings.to_json`); None when
-    #: the task's clock never started (then ``result.json`` has no ``timings`` key).
-    timings: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-safe dict (without ``timings`` when there are none)."""
-        data = dict(self.__dict__)
-        if data["timings"] is None:
-            del data["timings"]
-        return data
 
 
 class TaskRecorder:
@@ -173,10 +138,16 @@ class TaskRecorder:
         tmp.write_text(json.dumps(data, indent=2, default=str))
         os.replace(tmp, path)
 
-    def finish(self, result: TaskResult) -> None:
-        """Write ``result.json`` always, and ``result.txt`` when there is a score."""
+    def finish(self, result: TaskResult, extra: dict[str, Any] | None = None) -> None:
+        """Write ``result.json`` always, and ``result.txt`` when there is a score.
+
+        ``extra`` adds fields of another benchmark's result (OmniACT's ``omniact`` object).
+        """
+        data = result.to_json()
+        if extra:
+            data.update(extra)
         tmp = self.dir / "result.json.tmp"
-        tmp.write_text(json.dumps(result.to_json(), indent=2, default=str))
+        tmp.write_text(json.dumps(data, indent=2, default=str))
         os.replace(tmp, self.dir / "result.json")
         if result.score is not None:
             (self.dir / "result.txt").write_text(f"{result.score}\n")

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_osworld.report.budget_figures import TaskKind, budget_lines
+from pytest_osworld.report.omniact_figures import blocks_of, figure_lines
 from pytest_osworld.report.stats import summarize_repeats
 
 if TYPE_CHECKING:
@@ -55,6 +57,17 @@ class TaskRecord:
     infeasible: bool
     #: The task id, which the repeats' statistics group by ("" means: the node id).
     task_id: str = ""
+    #: An OmniACT item's ``omniact`` object (both scorings' figures, its prediction), else None.
+    omniact: dict[str, Any] | None = field(default=None, compare=False)
+    #: With ``--budgets``: the task's score at each step budget (``result.json``'s ``scores_at``).
+    scores_at: dict[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def budget_kind(self) -> TaskKind:
+        """How the task enters the per-budget figures (:func:`~.budget_figures.budget_rows`)."""
+        if self.outcome in ("passed", "failed"):
+            return "scored"
+        return "broken" if self.outcome == "error" else "not_run"
 
 
 def verdict_of(report: pytest.TestReport) -> str | None:
@@ -90,6 +103,8 @@ def record_of_result(result: dict[str, Any]) -> TaskRecord:
         score=float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
         infeasible=bool(result.get("infeasible")),
         task_id=task_id,
+        omniact=result["omniact"] if isinstance(result.get("omniact"), dict) else None,
+        scores_at=result["scores_at"] if isinstance(result.get("scores_at"), dict) else None,
     )
 
 
@@ -178,6 +193,8 @@ def summarize(records: Iterable[TaskRecord]) -> list[str]:
                 group.add(record)
         if group.total:
             lines += [f"{title.split(' ')[0]}, separately:", group.row()]
+            if domain == "omniact":
+                lines += figure_lines(blocks_of(r.omniact for r in records if r.domain == domain))
     return lines
 
 
@@ -220,4 +237,5 @@ def _osworld_lines(records: list[TaskRecord]) -> list[str]:
     lines += [domains[d].row() for d in sorted(domains)]
     lines.append("by feasibility:")
     lines += [g.row() for g in feasibility.values() if g.total]
+    lines += budget_lines((r.budget_kind, r.scores_at) for r in records)
     return lines

@@ -32,6 +32,7 @@ PALETTE = (
     "#cf222e",
     "#e16f24",
     "#8c959f",
+    "#bc4c00",
 )
 FONT = 12
 #: Average width of a character at :data:`FONT`, to size the label column.

@@ -44,9 +44,53 @@ def task_context(task: TaskView, index: Path) -> dict[str, Any]:
         "steps": steps,
         "final": final,
         "first": first,
+        "budgets": _budgets(task),
         "details": _details(result),
         "files": _files(task.folder),
     }
+
+
+#: How each end of a ``scores_at`` entry reads on the task page.
+BUDGET_ENDS = {
+    "ended_before": "the episode had ended",
+    "cut": "replayed and cut here",
+    "diverged": "diverged",
+    "error": "replay failed",
+}
+
+
+def _budgets(task: TaskView) -> list[dict[str, Any]]:
+    """The task's score at each step budget (``--budgets``), with the replay's parted screen."""
+    rows = []
+    scores = task.scores_at or {}
+    for budget in sorted((k for k in scores if str(k).isdigit()), key=int):
+        entry = scores[budget] if isinstance(scores[budget], dict) else {}
+        end = str(entry.get("end", ""))
+        if end == "cut" and not entry.get("replayed"):
+            how = "the run's own" if budget == str(task.max_steps) else "decided by the last action"
+        else:
+            how = BUDGET_ENDS.get(end, end)
+        screen = entry.get("screen")
+        at = entry.get("diverged_at")
+        rows.append(
+            {
+                "budget": budget,
+                "score": number(entry.get("score")),
+                "passed": entry.get("passed"),
+                "end": how,
+                "css": "o-error" if end in ("diverged", "error") else "",
+                "steps": entry.get("steps", ""),
+                "diverged_at": at if isinstance(at, int) else None,
+                "reason": str(entry.get("reason") or ""),
+                "screen": _screenshot(task.folder, screen, "the replay's screen")
+                if isinstance(screen, str)
+                else None,
+                "original": _screenshot(task.folder, f"step_{at}.png", "the run's")
+                if isinstance(at, int)
+                else None,
+            }
+        )
+    return rows
 
 
 def _metric(metric: dict[str, Any]) -> dict[str, Any]:
@@ -138,8 +182,32 @@ def _steps(task: TaskView) -> tuple[list[dict[str, Any]], dict[str, str] | None,
     return out, None, None
 
 
+def omniact_details(block: dict[str, Any]) -> list[tuple[str, Any]]:
+    """An OmniACT item's rows of its page: which scoring decided, both scorings, the sample."""
+    rows: list[tuple[str, Any]] = [("OmniACT: decided by", f"the {block.get('decided_by')} scoring")]
+    for name in ("official", "paper"):
+        scores = block.get(name)
+        if isinstance(scores, dict):
+            sequence, action = number(scores.get("sequence_score")), number(scores.get("action_score"))
+            rows.append(
+                (
+                    f"OmniACT: {name} scoring",
+                    f"sequence {sequence or 0.0:.4f}, action {action or 0.0:.4f}: {scores.get('reason', '')}",
+                )
+            )
+        elif name == "official":
+            rows.append(("OmniACT: official scoring", f"not scored: {block.get('official_problem')}"))
+    if block.get("layout") == "release":
+        rows.append(("OmniACT: sample", f"key {block.get('key')} of {block.get('split_file')}"))
+    rows.append(("OmniACT: prediction", block.get("prediction", "")))
+    return rows
+
+
 def _details(result: dict[str, Any]) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = []
+    block = result.get("omniact")
+    if isinstance(block, dict):
+        rows += omniact_details(block)
     provenance = result.get("provenance")
     if isinstance(provenance, dict):
         rows += [(str(k), v) for k, v in provenance.items()]

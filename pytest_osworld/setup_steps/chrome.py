@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 import tempfile
 import time
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
 from pytest_osworld.task.context import NO_NETWORK, TaskContext
+from pytest_osworld.task.urls import compare_urls, is_live
 
 HISTORY_PATH = "/home/user/.config/google-chrome/Default/History"
 #: Microseconds between 1601-01-01 (Chrome's epoch) and 1970-01-01.
@@ -25,16 +25,6 @@ CHROME_EPOCH_OFFSET_US = 11_644_473_600 * 1_000_000
 CONNECT_ATTEMPTS = 20
 #: The pages a fresh Chrome window shows before any URL is opened.
 BLANK_PAGES = ("about:blank", "chrome://newtab", "chrome://new-tab-page")
-
-
-def is_live(url: str) -> bool:
-    """True for http(s) URLs outside this machine."""
-    parts = urllib.parse.urlsplit(url)
-    return parts.scheme in ("http", "https") and (parts.hostname or "") not in (
-        "localhost",
-        "127.0.0.1",
-        "::1",
-    )
 
 
 @contextmanager
@@ -81,7 +71,6 @@ def chrome_open_tabs_step(ctx: TaskContext, urls_to_open: list[str]) -> None:
 
 def chrome_close_tabs_step(ctx: TaskContext, urls_to_close: list[str]) -> None:
     """Close the first open tab matching each URL."""
-    from pytest_osworld.evaluators.metrics._utils import compare_urls
 
     with cdp_browser(ctx) as browser:
         for url in urls_to_close:

@@ -7,8 +7,8 @@ so; OSWORLD-CONTRACT.md appendix A lists them (category A), by domain and id pre
 
 from __future__ import annotations
 
-from pytest_osworld.setup_steps.chrome import is_live
 from pytest_osworld.task.model import Task
+from pytest_osworld.task.urls import is_live
 
 #: OSWorld tasks that need the live web or a Google account: domain -> id prefixes.
 LIVE_WEB_TASKS: dict[str, frozenset[str]] = {

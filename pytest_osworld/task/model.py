@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -315,3 +316,8 @@ def _describe(value: Any) -> str:
             text = json.dumps(value)
             return f"{name} {text[:40] + '...' if len(text) > 40 else text}"
     return type(value).__name__
+
+
+def normalise_app(name: str) -> str:
+    """``"LibreOffice Calc"`` -> ``"libreoffice_calc"``, for the ``app`` marker."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")

@@ -3,6 +3,13 @@
 Run from the repository (it starts the local desktop, about two minutes):
 
     .venv/bin/python tasks/tools/make_omniact_samples.py [--only SCENE ...] [--check DIR]
+    .venv/bin/python tasks/tools/make_omniact_samples.py --release [DIR]
+
+``--release`` starts no desktop: it writes the stored samples (``tasks/omniact/*.json``, their
+screenshots and boxes) again in OmniACT's release layout, into DIR (default
+``tasks/omniact_release``: ``test.json`` and its ``data/`` tree), and checks that each one
+reads back and scores 1 with its gold and 0 with an empty answer under both scorings
+(:mod:`pytest_osworld.omniact.release_write`).
 
 For each scene it restores a fresh desktop, starts one app (LibreOffice Calc, Writer and
 Impress, Chromium on a local page, GIMP, Thunderbird, a terminal, VLC), waits for its
@@ -34,6 +41,7 @@ from PIL import Image, ImageDraw
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tasks" / "omniact"
+RELEASE_OUT = ROOT / "tasks" / "omniact_release"
 SCALE = 0.5
 WINDOW_WAIT_S = 90.0
 
@@ -138,6 +146,8 @@ class Scene:
     #: Keys pressed once the window is up (to dismiss a start dialog).
     dismiss: tuple[str, ...] = ()
     settle_s: float = 4.0
+    #: The site folder of a web scene in the release layout (``data/data/web/<site>/``).
+    site: str = ""
 
 
 def click(role: str, name: str, box: str, call: str = "click") -> Step:
@@ -240,14 +250,15 @@ SCENES = [
                 "web-open-help", "Open the help section", (click("link", "Help", "help_link"),), domain="web"
             ),
             Spec(
-                "web-quantity-three",
-                "Order three copies",
-                (click("spin-button", "Quantity", "quantity"), hotkey("ctrl", "a"), write("3")),
+                "web-quantity-twelve",
+                "Order twelve copies",
+                (click("spin-button", "Quantity", "quantity"), hotkey("ctrl", "a"), write("12")),
                 domain="web",
             ),
         ],
         prepare={"/home/user/order.html": ORDER_FORM},
         settle_s=6.0,
+        site="order_form",
     ),
     Scene(
         "gimp",
@@ -438,13 +449,43 @@ def build_scene(provider: object, scene: Scene, check_dir: Path | None) -> None:
     print(f"{scene.name}: {len(scene.tasks)} tasks, {len(png) // 1024} KiB", flush=True)
 
 
+def write_release(out: Path) -> int:
+    """The stored samples written again in OmniACT's release layout (no desktop)."""
+    from pytest_osworld.omniact.release_write import ReleaseEntry, ReleaseWriteError, write_release_layout
+    from pytest_osworld.omniact.task import load_omniact_task
+    from pytest_osworld.task.model import normalise_app
+
+    folders = {spec.id: scene.site or normalise_app(scene.app) for scene in SCENES for spec in scene.tasks}
+    tasks = [load_omniact_task(path) for path in sorted(OUT.glob("*.json"))]
+    entries = [ReleaseEntry(t, folders.get(t.id) or normalise_app(t.app or "app")) for t in tasks]
+    try:
+        split = write_release_layout(entries, out)
+    except ReleaseWriteError as exc:
+        print(f"release layout: FAILED:\n{exc}", file=sys.stderr)
+        return 1
+    print(f"release layout: {len(entries)} samples in {split}", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Start the desktop, build the chosen scenes, stop the desktop."""
+    """Start the desktop, build the chosen scenes, stop the desktop (or, with ``--release``,
+    write the stored samples in the release layout)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--only", nargs="*", default=None, help="scene names to rebuild")
     parser.add_argument("--check", type=Path, default=None, help="write screenshots with boxes drawn here")
+    parser.add_argument(
+        "--release",
+        type=Path,
+        nargs="?",
+        const=RELEASE_OUT,
+        default=None,
+        metavar="DIR",
+        help=f"write the stored samples in OmniACT's release layout into DIR (default {RELEASE_OUT})",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    if args.release is not None:
+        return write_release(args.release)
     from pytest_osworld.providers.base import ProviderConfig
     from pytest_osworld.providers.local import LocalProvider
 

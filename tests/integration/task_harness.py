@@ -55,6 +55,10 @@ def run_task(
         run_steps(ctx, task.config)
         agent = ReplayAgent(AgentConfig(name="replay"))
     else:
-        run_and_settle(env.guest, [step.type for step in task.config], lambda: run_steps(ctx, task.config))
+        run_and_settle(
+            env.guest,
+            [step.type for step in task.config],
+            lambda sleep: run_steps(ctx, task.config, sleep_until_settled=sleep),
+        )
     episode = run_episode(task, env.guest, agent, Budget(max_steps=max_steps))
     return episode, evaluate(ctx, episode.last_action)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osworld.episode.timings import PHASES
+from pytest_osworld.task.timings import PHASES
 
 pytestmark = pytest.mark.usefixtures("fake_ini")
 

@@ -24,10 +24,10 @@ import pytest
 from test_hub_fetch import StandIn, _hf_env, stand_in  # noqa: F401 (fixtures)
 
 from pytest_osworld.commands import fetch_image as image_fetch
-from pytest_osworld.plugin.settings import Settings
 from pytest_osworld.providers.osworld_image import BOX_PREFIX, file_sha256, prepare_image
 from pytest_osworld.providers.vagrant import VagrantOptions, VagrantProvider
 from pytest_osworld.providers.vagrant_config import VagrantError, vagrant_env
+from pytest_osworld.task.settings import Settings
 
 needs_qemu_img = pytest.mark.skipif(shutil.which("qemu-img") is None, reason="needs qemu-img")
 

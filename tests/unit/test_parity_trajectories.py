@@ -17,6 +17,7 @@ from parity.trajectories import (
     below_floor,
     documented,
     load_trajectories,
+    out_of_reach,
     report,
     select,
     why_documented,
@@ -67,6 +68,38 @@ def test_documented_names_come_from_their_section_only() -> None:
     both = Trajectory("doubao", "vs_code", "4e60007a-f5be", 1.0, ("DONE",))
     assert why_documented(both, names) == "the marketplace needs the internet"
     assert why_documented(trajectory(1.0, task_id="7767eef2"), names) == ""
+
+
+def test_the_out_of_reach_list_is_read_from_its_subsection() -> None:
+    text = (
+        "## What real agents meet\n"
+        "### Out of reach\n"
+        "- `*/chrome/12086550`, `ui-tars/vs_code/57242fad`: Google Chrome cannot be installed here\n"
+        "### Why the others part from the original\n"
+        "- `doubao/os/28cc3b7e`: the volume slider is lower\n"
+    )
+    beyond = out_of_reach(text)
+    assert beyond == {
+        "*/chrome/12086550": "Google Chrome cannot be installed here",
+        "ui-tars/vs_code/57242fad": "Google Chrome cannot be installed here",
+    }
+    assert why_documented(Trajectory("doubao", "chrome", "12086550-x", 1.0, ("DONE",)), beyond)
+    assert set(documented(text)) == {"*/chrome/12086550", "ui-tars/vs_code/57242fad", "doubao/os/28cc3b7e"}
+
+
+def test_successes_out_of_reach_are_counted_apart() -> None:
+    replays = [
+        Replayed(trajectory(1.0), 1.0, "passed", ""),
+        Replayed(trajectory(1.0, task_id="7767eef2"), 0.0, "failed", "", documented="x", reach="no Chrome"),
+        Replayed(trajectory(1.0, task_id="7b7617bd"), 1.0, "passed", "", reach="no Chrome"),
+    ]
+    data = report(replays, 1.0, 3.0, "all")
+    assert data["successes_replayed_to_1"] == {"agree": 1, "of": 1, "percent": 100.0}
+    assert data["out_of_reach_successes_replayed_to_1"] == {"agree": 1, "of": 2, "percent": 50.0}
+    assert [case["name"] for case in data["out_of_reach"]] == [
+        "ui-tars/gimp/7767eef2",
+        "ui-tars/gimp/7b7617bd",
+    ]
 
 
 def test_agreement_is_1_for_successes_and_below_1_for_failures(tmp_path: Path) -> None:

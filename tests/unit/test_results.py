@@ -3,7 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_osworld.report.results import TaskRecorder, TaskResult, safe_component
+from pytest_osworld.episode.result import TaskResult
+from pytest_osworld.report.results import TaskRecorder, safe_component
 from pytest_osworld.report.summary import TaskRecord, summarize
 
 

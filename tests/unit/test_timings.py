@@ -11,7 +11,6 @@ import pytest
 from pytest_osworld.agent.actions import Action
 from pytest_osworld.agent.contract import AgentStep, Observation
 from pytest_osworld.episode.loop import Budget, run_episode
-from pytest_osworld.episode.timings import PHASES, TaskTimings, UnknownPhase
 from pytest_osworld.errors import SetupStepError
 from pytest_osworld.evaluators.evaluate import evaluate
 from pytest_osworld.providers.fake import FakeGuest
@@ -19,6 +18,7 @@ from pytest_osworld.setup_steps import run_steps
 from pytest_osworld.task.assets import AssetCache
 from pytest_osworld.task.context import TaskContext
 from pytest_osworld.task.model import Step, Task, load_task
+from pytest_osworld.task.timings import PHASES, TaskTimings, UnknownPhase
 
 
 class Clock:
@@ -50,6 +50,18 @@ def test_phases_accumulate_and_fixed_overhead_leaves_out_agent_and_sleeps() -> N
     assert list(data["phases"]) == list(PHASES)
     assert (data["total"], data["fixed_overhead"]) == (4.75, 0.75)
     assert json.loads(json.dumps(data)) == data
+
+
+def test_the_budget_replays_are_a_phase_of_their_own_outside_the_fixed_overhead() -> None:
+    clock = Clock()
+    timings = TaskTimings(clock=clock)
+    for name, seconds in (("restore", 0.5), ("agent", 1.0), ("budgets", 4.0)):
+        with timings.phase(name):
+            clock.advance(seconds)
+    assert timings.stop() == pytest.approx(5.5)
+    assert timings.phases["budgets"] == pytest.approx(4.0)
+    assert timings.fixed_overhead == pytest.approx(0.5)
+    assert dict(timings.properties())["time_budgets"] == "4.000"
 
 
 def test_a_phase_that_raises_is_still_counted_and_stop_can_end_at_it() -> None:
@@ -233,3 +245,30 @@ def test_no_tree_is_fetched_after_the_last_step(
     assert len(episode.steps) == len(plan)
     assert guest.trees == trees  # one per agent call, none after the last step
     assert all(step.screenshot for step in episode.steps)
+
+
+def test_a_sleep_after_a_launch_waits_until_settled_and_the_others_sleep(task: Task, tmp_path: Path) -> None:
+    """The settle wait's sleeper takes the place of a sleep right after a launch (a second
+    sleep after it too), never of a sleep after any other step."""
+    asked: list[float] = []
+    steps = [
+        Step("launch", {"command": ["true"]}, "$.config[0]"),
+        Step("sleep", {"seconds": 3}, "$.config[1]"),
+        Step("sleep", {"seconds": 2}, "$.config[2]"),
+        Step("execute", {"command": ["echo", "hi"]}, "$.config[3]"),
+        Step("sleep", {"seconds": 0.01}, "$.config[4]"),
+    ]
+    timings = TaskTimings()
+    run_steps(
+        _context(task, FakeGuest({}), tmp_path), steps, timings=timings, sleep_until_settled=asked.append
+    )
+    assert asked == [3.0, 2.0]
+    assert [s.get("until_settled", False) for s in timings.setup_steps] == [False, True, True, False, False]
+    assert timings.setup_steps[4]["seconds"] >= 0.01
+
+
+def test_a_sleep_until_settled_checks_its_parameters(task: Task, tmp_path: Path) -> None:
+    steps = [Step("open", {"path": "/x"}, "$.config[0]"), Step("sleep", {"second": 3}, "$.config[1]")]
+    guest = FakeGuest({"/x": b""})
+    with pytest.raises(SetupStepError, match=r"bad parameters at \$\.config\[1\]"):
+        run_steps(_context(task, guest, tmp_path), steps, sleep_until_settled=lambda seconds: None)

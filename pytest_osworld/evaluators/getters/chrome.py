@@ -20,6 +20,7 @@ from typing import Any
 from pytest_osworld.errors import GetterError, NeedsCapability
 from pytest_osworld.task.context import NO_NETWORK, TaskContext
 from pytest_osworld.task.paths import contained_path
+from pytest_osworld.task.urls import is_live
 
 PROFILE = "/home/user/.config/google-chrome/Default"
 OMNIBOX_NAMES = ("Address and search bar",)
@@ -314,17 +315,8 @@ def _browser(ctx: TaskContext) -> Iterator[Any]:
             browser.close()
 
 
-def _is_live(url: str) -> bool:
-    host = urllib.parse.urlsplit(url).hostname or ""
-    return urllib.parse.urlsplit(url).scheme in ("http", "https") and host not in (
-        "localhost",
-        "127.0.0.1",
-        "::1",
-    )
-
-
 def _refuse_live(ctx: TaskContext, url: str) -> None:
-    if _is_live(url) and not ctx.network:
+    if is_live(url) and not ctx.network:
         raise NeedsCapability(f"the evaluator loads {url} from the live web; {NO_NETWORK}")
 
 

@@ -5,7 +5,6 @@ Nothing here imports a heavy library at module level.
 
 from __future__ import annotations
 
-import functools
 import operator
 import os
 import re
@@ -190,44 +189,6 @@ def match_rule(value: Any, rule: Mapping[str, Any]) -> bool:
 def match_record(pattern: Mapping[str, Any], item: Mapping[str, Any]) -> bool:
     """Every key of ``pattern`` is in ``item`` with an equal value."""
     return all(key in item and item[key] == value for key, value in pattern.items())
-
-
-@functools.cache
-def _suffix_extractor() -> Any:
-    import tldextract
-
-    # The bundled snapshot only: no cache directory, no download.
-    return tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
-
-
-def _url_parts(url: str, full: bool) -> tuple[str, str, str, str, str]:
-    from urllib.parse import urlsplit
-
-    if "://" not in url:
-        url = "http://" + url
-    parts = urlsplit(url)
-    host = _suffix_extractor()(parts.hostname or "")
-    subdomain = "" if host.subdomain == "www" else host.subdomain
-    netloc = ".".join(p for p in (subdomain, host.domain) if p)
-    if not netloc:
-        netloc = parts.hostname or ""
-    path = parts.path.rstrip("/")
-    if not full:
-        return parts.scheme.lower(), netloc.lower(), path, "", ""
-    return parts.scheme.lower(), netloc.lower(), path, parts.query, parts.fragment
-
-
-def compare_urls(url1: str | None, url2: str | None, full: bool = True) -> bool:
-    """Whether two URLs name the same page, the way OSWorld compares them.
-
-    Scheme and host are case-insensitive, a lone ``www`` subdomain is dropped, the public
-    suffix is ignored (``airbnb.com`` equals ``airbnb.com.sg``) and a trailing ``/`` does
-    not count. Query and fragment count unless ``full`` is false. The public-suffix list
-    is the one bundled with tldextract: nothing is fetched.
-    """
-    if url1 is None or url2 is None:
-        return url1 is url2
-    return _url_parts(url1, full) == _url_parts(url2, full)
 
 
 def fuzz_ratio(a: str, b: str) -> float:

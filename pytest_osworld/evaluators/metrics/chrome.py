@@ -16,7 +16,6 @@ from typing import Any
 
 from pytest_osworld.evaluators.metrics._chrome_files import compare_htmls, compare_pdf_images, compare_pdfs
 from pytest_osworld.evaluators.metrics._utils import (
-    compare_urls,
     existing_file,
     failed,
     missing,
@@ -26,6 +25,7 @@ from pytest_osworld.evaluators.metrics._utils import (
     verdict,
 )
 from pytest_osworld.evaluators.score import Score, as_score
+from pytest_osworld.task.urls import compare_urls
 
 __all__ = [
     "EXTENSION_ALIASES",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_osworld.evaluators.metrics._utils import compare_urls, match_record, match_rule
+from pytest_osworld.evaluators.metrics._utils import match_record, match_rule
+from pytest_osworld.task.urls import compare_urls
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.usefixtures("omniact_project")
+
+RELEASE_SUITE = Path(__file__).resolve().parents[3] / "tasks" / "omniact_release"
 
 
 def properties(junit: Path) -> list[dict[str, str]]:
@@ -42,15 +45,17 @@ def test_noop_fails_with_score_zero(
     write_omniact()
     result = pytester.runpytest("tasks", "--agent=noop", "-rf", "--junitxml=junit.xml")
     result.assert_outcomes(failed=1)
+    # The official scoring decides (the default): noop's answer has no pyautogui line.
     result.stdout.fnmatch_lines(
         [
-            "OmniACT action score 0.00 < 1.00: the script has no pyautogui actions "
-            "(expected click, write, hotkey)",
+            "OmniACT action score 0.00 < 1.00 (official scoring): the prediction has 0 pyautogui "
+            "line(s), the gold 3",
             "  instruction : Name the report and save it",
-            "  scores      : sequence 0.00, action 0.00 (0.00 of 2.10 after penalties)",
+            "  official    : sequence 0.00, action 0.00 (weight 2.10)",
+            "  paper       : sequence 0.00, action 0.00 (0.00 of 2.10 after penalties)",
             "  expected    : click, write, hotkey",
             "  predicted   : (no actions)",
-            "  script      : (empty)",
+            "  script      : DONE",
             "  image       : *tasks/omniact/shot.png",
             "  rerun       : pytest *save-file.json --agent=noop",
             "FAILED tasks/omniact/save-file.json::omniact/save-file - OmniACT action score 0.00 < 1.00*",
@@ -58,6 +63,8 @@ def test_noop_fails_with_score_zero(
     )
     (props,) = properties(pytester.path / "junit.xml")
     assert (props["sequence_score"], props["action_score"]) == ("0.0000", "0.0000")
+    assert (props["official_action_score"], props["paper_action_score"]) == ("0.0", "0.0")
+    assert props["scoring"] == "official"
     assert props["outcome"] == "failed"
 
 
@@ -87,16 +94,33 @@ def test_a_click_outside_its_box_fails_with_the_distance(
         """
     )
     pytester.syspathinsert()
-    result = pytester.runpytest("tasks", "--agent=answer:Fixed", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "tasks",
+        "--agent=answer:Fixed",
+        "--omniact-scoring=paper",
+        "--junitxml=junit.xml",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(failed=1)
     # 35 px right of a box of diagonal 28.28: (2.1 - 35 / (35 + 1/28.28)) / 2.1 = 0.524
     result.stdout.fnmatch_lines(
         [
-            "OmniACT action score 0.52 < 1.00: action 1 (click) is 35 px outside its box 'name'",
-            "  scores      : sequence 1.00, action 0.52 (1.10 of 2.10 after penalties)",
+            "OmniACT action score 0.52 < 1.00 (paper scoring): action 1 (click) is 35 px outside its box 'name'",
+            "  paper       : sequence 1.00, action 0.52 (1.10 of 2.10 after penalties)",
             "  penalties   : click 1.00  action 1 (click) is 35 px outside its box 'name'",
         ]
     )
+    (props,) = properties(pytester.path / "junit.xml")
+    assert props["scoring"] == "paper"
+    diagonal = 800**0.5
+    mu = 1 / diagonal
+    assert props["action_score"] == f"{(2.1 - (1 - mu / (mu + 35))) / 2.1:.4f}"
+    # The official scoring is computed too: the click costs (1 - d / (d + 35)) / 3 with the
+    # diagonal d = sqrt(800), and "'s', 'ctrl'" with its space reads as the keys s and 'ctrl.
+    official = 1 - (1 - diagonal / (diagonal + 35)) / 3 - 1 / 3
+    assert float(props["official_action_score"]) == pytest.approx(official, abs=1e-12)
+    assert float(props["official_sequence_score"]) == 1.0
 
 
 def test_pass_threshold_applies(pytester: pytest.Pytester, write_omniact: Callable[..., Path]) -> None:
@@ -151,7 +175,11 @@ def test_sample_suite_replay_passes_and_noop_fails(
     assert count >= 20
     result = pytester.runpytest("tasks/omniact", "--agent=replay", "--junitxml=replay.xml")
     result.assert_outcomes(passed=count)
-    assert all(p["action_score"] == "1.0000" for p in properties(pytester.path / "replay.xml"))
+    replayed = properties(pytester.path / "replay.xml")
+    assert all(p["action_score"] == "1.0000" for p in replayed)
+    # every sample of ours is scored by both scorings, and replay scores 1 by each
+    assert all((p["official_action_score"], p["paper_action_score"]) == ("1.0", "1.0") for p in replayed)
+    assert {p["scoring"] for p in replayed} == {"official"}
     result = pytester.runpytest("tasks/omniact", "--agent=noop", "--junitxml=noop.xml")
     result.assert_outcomes(failed=count)
     props = properties(pytester.path / "noop.xml")
@@ -219,3 +247,43 @@ def test_one_run_of_both_benchmarks_reports_them_apart(
     for case in by_benchmark["osworld"]:
         assert "sequence_score" not in case and "action_score" not in case
         assert case["domain"] == "os"
+
+
+def test_release_suite_replay_passes_and_noop_fails(pytester: pytest.Pytester) -> None:
+    """Our samples in the release layout (tasks/omniact_release): replay 1 and noop 0 under both."""
+    target = pytester.path / "tasks" / "omniact_release"
+    shutil.copytree(RELEASE_SUITE, target)
+    count = len(json.loads((target / "test.json").read_text()))
+    assert count >= 20
+    result = pytester.runpytest(str(target), "--agent=replay", "--junitxml=replay.xml")
+    result.assert_outcomes(passed=count)
+    replayed = properties(pytester.path / "replay.xml")
+    assert {(p["official_action_score"], p["paper_action_score"]) for p in replayed} == {("1.0", "1.0")}
+    assert {p["domain"] for p in replayed} == {"desktop", "web"}
+    result = pytester.runpytest(str(target), "--agent=noop", "--junitxml=noop.xml")
+    result.assert_outcomes(failed=count)
+    props = properties(pytester.path / "noop.xml")
+    assert {(p["official_action_score"], p["paper_action_score"]) for p in props} == {("0.0", "0.0")}
+
+
+def test_a_sample_the_official_scoring_cannot_read_is_decided_by_the_paper_scoring(
+    pytester: pytest.Pytester, write_omniact: Callable[..., Path]
+) -> None:
+    write_omniact(script="pyautogui.click(30, 20)  # box: name\npyautogui.write('say \"hi\"')")
+    result = pytester.runpytest("tasks", "--agent=replay", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=1)
+    (props,) = properties(pytester.path / "junit.xml")
+    assert props["scoring"] == "paper"
+    assert "official_action_score" not in props and props["paper_action_score"] == "1.0"
+    result.stdout.fnmatch_lines(
+        ["*official (paper for 1 sample(s) whose gold the official scoring cannot read) decides pass/fail:"]
+    )
+    block = json.loads(next((pytester.path / "results").rglob("result.json")).read_text())["omniact"]
+    assert block["official"] is None and "holds a double quote" in block["official_problem"]
+    result = pytester.runpytest("tasks", "--agent=noop")
+    result.stdout.fnmatch_lines(
+        [
+            "OmniACT action score 0.00 < 1.00 (paper scoring): *",
+            "  official    : not scored: the official scoring*",
+        ]
+    )

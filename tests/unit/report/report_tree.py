@@ -13,7 +13,8 @@ from PIL import Image, ImageDraw
 from pytest_osworld.agent.actions import Action
 from pytest_osworld.agent.contract import Usage
 from pytest_osworld.episode.loop import StepRecord
-from pytest_osworld.report.results import TaskRecorder, TaskResult
+from pytest_osworld.episode.result import TaskResult
+from pytest_osworld.report.results import TaskRecorder
 
 ACTION_SPACE, OBSERVATION, MODEL = "pyautogui", "screenshot", "test-model"
 

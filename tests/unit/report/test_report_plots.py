@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 from report_tree import ACTION_SPACE, MODEL, OBSERVATION, record_task, write_task_file
 
+from pytest_osworld.episode.result import TaskResult
 from pytest_osworld.report.html import write_report
 from pytest_osworld.report.model import TaskView
 from pytest_osworld.report.plots import phase_plot, score_bins
-from pytest_osworld.report.results import TaskRecorder, TaskResult
+from pytest_osworld.report.results import TaskRecorder
 from pytest_osworld.report.svg import nice_step
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -1,7 +1,7 @@
 """Where a task's time goes: per-phase wall-clock seconds, as ``result.json`` records them.
 
-One :class:`TaskTimings` lives on each task item from the start of its restore to the
-writing of its result. The fixtures, the episode loop, the setup-step driver and the
+One :class:`TaskTimings` lives with each task from the start of its restore to the writing
+of its result. The fixtures, the episode loop, the setup-step driver and the
 evaluation each add the seconds of what they ran to one named phase; the phases are
 disjoint, so they add up to the task's total (what falls between them is pytest's own
 bookkeeping, a few milliseconds).
@@ -9,7 +9,9 @@ bookkeeping, a few milliseconds).
 A task's *fixed overhead* is its total minus the agent's own time, minus OSWorld's
 ``sleep`` steps (part of the task's definition, reported apart as ``setup_sleep``) and minus
 the wait for the programs its setup started to settle (``settle``, which stands in for
-OSWorld's fixed 60 s after a reset): what the harness itself costs per task.
+OSWorld's fixed 60 s after a reset): what the harness itself costs per task. The replays of
+``--budgets`` (``budgets``, the desktop time of the scores at smaller step budgets) are an
+extra the run asked for, reported apart and left out of it too.
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
-
-import pytest
 
 #: Every phase, in the order a task runs them (``result.json`` always has all of them).
 PHASES = (
@@ -34,6 +34,7 @@ PHASES = (
     "postconfig",
     "evaluation",
     "record",
+    "budgets",
 )
 
 #: The JUnit property of a phase's total (``time_restore``...).
@@ -117,9 +118,10 @@ class TaskTimings:
 
     @property
     def fixed_overhead(self) -> float:
-        """The total minus the agent's own time and the task's own waits: its ``sleep`` steps
-        and the settling of the programs its setup started."""
+        """The total minus the agent's own time, the task's own waits (its ``sleep`` steps and
+        the settling of the programs its setup started) and the ``--budgets`` replays."""
         waits = self.phases["agent"] + self.phases["setup_sleep"] + self.phases["settle"]
+        waits += self.phases["budgets"]
         return max(self.total - waits, 0.0)
 
     def to_json(self) -> dict[str, Any]:
@@ -140,20 +142,3 @@ class TaskTimings:
         props = [(PROPERTY.format(phase=name), f"{self.phases[name]:.3f}") for name in PHASES]
         props.append((FIXED_OVERHEAD, f"{self.fixed_overhead:.3f}"))
         return props
-
-
-#: Where a task item keeps its :class:`TaskTimings` (``item.stash[TIMINGS_KEY]``).
-TIMINGS_KEY = pytest.StashKey[TaskTimings]()
-
-
-def start_timings(node: pytest.Item) -> TaskTimings:
-    """Start a fresh clock for the task of ``node`` (at the start of its restore)."""
-    timings = node.stash[TIMINGS_KEY] = TaskTimings()
-    return timings
-
-
-def task_timings(node: pytest.Item) -> TaskTimings:
-    """The clock of the task of ``node``; one started now if none was (a conftest that
-    overrides ``osworld_env`` still gets timings, from the moment they are first asked for)."""
-    timings = node.stash.get(TIMINGS_KEY, None)
-    return timings if timings is not None else start_timings(node)

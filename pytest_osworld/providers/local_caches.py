@@ -1,0 +1,104 @@
+"""What a desktop session computes at its start that every later session can reuse.
+
+GNOME Shell draws through Mesa's software renderer, which compiles each of its shaders at the
+first start of a home that has no shader cache. Every restore lays the home template down
+again, so every desktop paid for it (about 0.6 s of CPU a restore, measured in
+docs/desktop.md). The cache is no state of a task: it is keyed by the shaders, and each of
+its entries is written whole (Mesa renames it into place).
+
+:func:`harvest_caches` copies it, once per template, from a desktop no task has touched (a
+warm spare the provider is about to hand out) into the template, so every desktop after it
+starts with it. (The file indexer's database, built in an empty home at each start too, is
+not taken: a database copied while its owner may be writing it could be torn.) A cache is
+written into the template whole or not at all (an atomic rename of a complete folder), so a
+sandbox copying the template at that moment sees either.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from pytest_osworld.errors import GuestError
+from pytest_osworld.guest_client.api import Guest
+
+#: The home's paths (relative) that a started session fills and every session can reuse.
+SESSION_CACHES = (".cache/mesa_shader_cache",)
+#: Where the guest packs them.
+PACKED = "/tmp/.osworld-session-caches.tar"
+#: The largest pack taken (the caches are a few MB; anything bigger is not what we asked for).
+MAX_PACK_BYTES = 64 * 1024 * 1024
+
+
+def missing_caches(template: Path) -> list[str]:
+    """The :data:`SESSION_CACHES` the template does not hold yet."""
+    return [path for path in SESSION_CACHES if not (template / path).is_dir()]
+
+
+def harvest_caches(template: Path, guest: Guest, home: str = "/home/user") -> list[str]:
+    """Copy the caches the template lacks from the desktop of ``guest`` (untouched by any task)
+    into ``template``; return the paths added. A failure leaves the template as it was and
+    adds nothing (the next untouched desktop tries again)."""
+    wanted = missing_caches(template)
+    present = [path for path in wanted if _guest_has(guest, f"{home}/{path}")]
+    if not present:
+        return []
+    try:
+        packed = guest.execute(["tar", "-C", home, "-cf", PACKED, *present], timeout=60.0)
+        if packed.returncode != 0:
+            return []
+        blob = guest.read_file(PACKED)
+        guest.execute(["rm", "-f", PACKED], timeout=10.0)
+    except GuestError:
+        return []
+    if len(blob) > MAX_PACK_BYTES:
+        return []
+    staging = Path(tempfile.mkdtemp(prefix=".caches-", dir=template.parent))
+    try:
+        if not _extract(blob, staging, present):
+            return []
+        added = []
+        for path in present:
+            target = template / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(staging / path, target)  # whole or not at all
+            except OSError:
+                continue  # another worker's harvest came first, or the pack lacked it
+            added.append(path)
+        return added
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _guest_has(guest: Guest, path: str) -> bool:
+    try:
+        return guest.execute(["test", "-d", path], timeout=10.0).returncode == 0
+    except GuestError:
+        return False
+
+
+def _extract(blob: bytes, into: Path, prefixes: list[str]) -> bool:
+    """Extract a pack of folders and plain files under ``prefixes`` only; False (nothing kept)
+    for anything else: a link, a device, a name that leaves its folder."""
+    with tarfile.open(fileobj=io.BytesIO(blob)) as pack:
+        members = pack.getmembers()
+        for member in members:
+            name = PurePosixPath(member.name)
+            inside = any(
+                name == PurePosixPath(p)
+                or PurePosixPath(p) in name.parents
+                or (member.isdir() and name in PurePosixPath(p).parents)  # a folder above it
+                for p in prefixes
+            )
+            plain = member.isfile() or member.isdir()
+            if not inside or name.is_absolute() or ".." in name.parts or not plain:
+                return False
+        for member in members:
+            member.mode = 0o755 if member.isdir() else 0o644
+            pack.extract(member, into, set_attrs=False)
+    return True
