@@ -58,7 +58,8 @@ def test_one_run_cut_at_5_and_10_scores_as_runs_of_5_and_10_steps(pytester: pyte
         alone = _results(pytester.path / f"r{budget}")
         for task_id, result in one.items():
             entry = result["scores_at"][budget]
-            assert entry["end"] in ("cut", "ended_before"), (budget, task_id, entry)
+            parted = (budget, task_id, entry.get("diverged_at"), entry.get("reason"))
+            assert entry["end"] in ("cut", "ended_before"), parted
             why = (budget, task_id, entry, alone[task_id]["reason"])
             assert entry["score"] == alone[task_id]["score"], why
     cut = [r["scores_at"]["5"] for r in one.values()]
