@@ -216,27 +216,23 @@ def as_solution(actions: Iterable[str], pause: float) -> list[str]:
 
 def documented(text: str) -> dict[str, str]:
     """Names documented in ``text`` under :data:`HEADING`, with the bullet's text."""
-    names: dict[str, str] = {}
-    inside = False
-    for line in text.splitlines():
-        if line.startswith("## "):
-            inside = line.strip() == HEADING
-            continue
-        match = re.match(r"^[-*]\s+((?:`[^`]+`[\s,]*)+)[:\s]*(.*)", line) if inside else None
-        if match:
-            for name in re.findall(r"`([^`]+)`", match.group(1)):
-                names[name] = match.group(2).strip()
-    return names
+    return _bullets(text, HEADING, "## ")
 
 
 def out_of_reach(text: str) -> dict[str, str]:
     """The recorded successes docs/fidelity.md lists under :data:`OUT_OF_REACH` (names as
     bullets open with them, ``*/domain/id8`` for both agents), with the reason."""
+    return _bullets(text, OUT_OF_REACH, "#")
+
+
+def _bullets(text: str, heading: str, opens: str) -> dict[str, str]:
+    """The names the bullets under ``heading`` open with (in backticks), each with the rest of
+    its bullet; a line starting with ``opens`` begins the next section."""
     names: dict[str, str] = {}
     inside = False
     for line in text.splitlines():
-        if line.startswith("#"):
-            inside = line.strip() == OUT_OF_REACH
+        if line.startswith(opens):
+            inside = line.strip() == heading
             continue
         match = re.match(r"^[-*]\s+((?:`[^`]+`[\s,]*)+)[:\s]*(.*)", line) if inside else None
         if match:

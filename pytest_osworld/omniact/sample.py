@@ -32,8 +32,8 @@ from pytest_osworld.omniact.release import ReleaseSample
 from pytest_osworld.omniact.release_form import ReleaseFormError, release_lines, task_text
 from pytest_osworld.omniact.score import ScriptAction, TaskScore, score_script, sequence_weight
 from pytest_osworld.omniact.scorings import PaperGold, check_scoring, paper_figures, paper_gold
-from pytest_osworld.omniact.task import NODE_PREFIX, OmniactTask
-from pytest_osworld.task.model import EvaluatorSpec, Task
+from pytest_osworld.omniact.task import NODE_PREFIX, OmniactTask, omniact_agent_task
+from pytest_osworld.task.model import Task
 
 #: The two layouts a sample comes from.
 LAYOUTS = ("json", "release")
@@ -130,19 +130,8 @@ class Sample:
         script (:attr:`gold_script`) as one code action, then DONE, which is what
         ``--agent=replay`` plays.
         """
-        return Task(
-            id=self.task_id,
-            instruction=self.instruction,
-            domain=NODE_PREFIX,
-            path=self.path,
-            sha256=self.sha256,
-            config=(),
-            evaluator=EvaluatorSpec(metrics=(), conj="and", postconfig=()),
-            proxy=False,
-            related_apps=(self.app,) if self.app else (),
-            snapshot="",
-            solution=(self.gold_script, "DONE"),
-            raw=self.raw,
+        return omniact_agent_task(
+            self.task_id, self.instruction, self.app, self.gold_script, self.path, self.sha256, self.raw
         )
 
 

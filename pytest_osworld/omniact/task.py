@@ -80,20 +80,31 @@ class OmniactTask:
         script as one pyautogui code action, then DONE, so ``--agent=replay`` answers
         with the gold script.
         """
-        return Task(
-            id=self.id,
-            instruction=self.instruction,
-            domain=NODE_PREFIX,
-            path=self.path,
-            sha256=self.sha256,
-            config=(),
-            evaluator=EvaluatorSpec(metrics=(), conj="and", postconfig=()),
-            proxy=False,
-            related_apps=(self.app,) if self.app else (),
-            snapshot="",
-            solution=(self.script, "DONE"),
-            raw=self.raw,
+        return omniact_agent_task(
+            self.id, self.instruction, self.app, self.script, self.path, self.sha256, self.raw
         )
+
+
+def omniact_agent_task(
+    task_id: str, instruction: str, app: str | None, script: str, path: Path, sha256: str, raw: dict[str, Any]
+) -> Task:
+    """An OmniACT sample (ours or the release's) as the agent contract's
+    :class:`~pytest_osworld.task.model.Task`: no setup and no evaluator (scoring is offline),
+    the gold ``script`` as one code action then DONE as its ``solution``."""
+    return Task(
+        id=task_id,
+        instruction=instruction,
+        domain=NODE_PREFIX,
+        path=path,
+        sha256=sha256,
+        config=(),
+        evaluator=EvaluatorSpec(metrics=(), conj="and", postconfig=()),
+        proxy=False,
+        related_apps=(app,) if app else (),
+        snapshot="",
+        solution=(script, "DONE"),
+        raw=raw,
+    )
 
 
 def looks_like_omniact(data: object) -> bool:
