@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import struct
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
@@ -14,24 +12,9 @@ import pytest
 from pytest_osworld.commands.cli import COMMANDS, main, parser
 from pytest_osworld.commands.prove import COUNT, REPLAY_LOW
 from pytest_osworld.omniact.rescore import HELP
+from pytest_osworld.providers.fake import tiny_png
 
 pytestmark = pytest.mark.usefixtures("fake_ini")
-
-
-def png(width: int = 64, height: int = 40) -> bytes:
-    """A valid grey PNG."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
 
 
 def write_split(root: Path) -> Path:
@@ -45,7 +28,7 @@ def write_split(root: Path) -> Path:
     (tasks / "task_1.2.txt").write_text('Task: Say it\nOutput Script:\npyautogui.write("it\'s done")\n')
     image = root / "data" / "data" / "desktop" / "notes" / "screen_1.png"
     image.parent.mkdir(parents=True)
-    image.write_bytes(png())
+    image.write_bytes(tiny_png(64, 40, gray=0x80))
     boxes = root / "data" / "metadata" / "desktop" / "boxes" / "notes" / "screen_1.json"
     boxes.parent.mkdir(parents=True)
     boxes.write_text(

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import math
 import random
-import struct
 import warnings
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pytest_osworld.providers.fake import tiny_png
 
 Corners = tuple[tuple[int, int], tuple[int, int]]
 
@@ -32,22 +32,6 @@ SCREEN = (320, 200)
 TEXTS = ("Dune", "Quarterly report", "it's done", "seattle weather", "=SUM(A1:A3)")
 KEYS = ("enter", "tab", "escape", "backspace")
 HOTKEYS = (("ctrl", "c"), ("ctrl", "v"), ("alt", "f4"), ("ctrl", "shift", "t"))
-
-
-def png(width: int, height: int) -> bytes:
-    """A valid grey PNG of the given size."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
 
 
 @dataclass
@@ -114,7 +98,7 @@ def task_text(case: Case) -> str:
 def write_release(root: Path, cases: Sequence[Case], split: str = "test") -> Path:
     """Write ``cases`` in the release layout under ``root``; returns the split file."""
     written: set[str] = set()
-    image = png(*SCREEN)
+    image = tiny_png(*SCREEN, gray=0x80)
     for case in cases:
         where = file_paths(case)
         task = root / where["task"]
