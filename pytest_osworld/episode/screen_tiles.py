@@ -38,7 +38,12 @@ class Signature:
 def tile_signature(png: bytes) -> Signature:
     """The signature of each tile of a screenshot (PNG), row by row."""
     with Image.open(io.BytesIO(png)) as image:
-        small = image.convert("RGB").reduce(REDUCE)
+        return image_signature(image.convert("RGB"))
+
+
+def image_signature(image: Image.Image) -> Signature:
+    """The signature of each tile of a decoded RGB screenshot, row by row."""
+    small = image.reduce(REDUCE)
     width, height = small.size
     data = small.tobytes()
     row_bytes = width * 3

@@ -23,17 +23,17 @@ from pytest_osworld.episode.budgets import (
     LOOK_AGAIN,
     LOOK_INTERVAL,
     MAX_PAUSE,
+    REPLAY_TRIES,
     BudgetEnd,
     BudgetPlan,
     BudgetScore,
-    changed_tiles,
     rebase_inputs,
     recorded_pauses,
     replay_budget,
     score_budgets,
 )
 from pytest_osworld.episode.loop import Budget, EndReason, Episode, StepRecord
-from pytest_osworld.episode.screen_tiles import tile_signature
+from pytest_osworld.episode.screen_match import changed_tiles, screen_of
 from pytest_osworld.episode.task_run import TaskRun
 from pytest_osworld.errors import GuestError
 from pytest_osworld.evaluators.evaluate import Evaluation
@@ -66,15 +66,21 @@ class ScreenGuest(FakeGuest):
 
 
 class ScreenProvider(FakeProvider):
-    """Gives :class:`ScreenGuest` desktops; ``drift`` files are added from restore ``drift_from`` on
-    (the desktop changed between the run and its replays); ``fail_from`` breaks restores."""
+    """Gives :class:`ScreenGuest` desktops; ``drift`` files are added from restore ``drift_from`` on,
+    up to restore ``drift_until`` when given (the desktop changed between the run and its
+    replays); ``fail_from`` breaks restores."""
 
     def __init__(
-        self, drift: dict[str, bytes] | None = None, drift_from: int = 2, fail_from: int = 0
+        self,
+        drift: dict[str, bytes] | None = None,
+        drift_from: int = 2,
+        fail_from: int = 0,
+        drift_until: int | None = None,
     ) -> None:
         super().__init__(ProviderConfig(worker_id="t"))
         self.drift = drift or {}
         self.drift_from = drift_from
+        self.drift_until = drift_until
         self.fail_from = fail_from
         self.guests: list[ScreenGuest] = []
 
@@ -83,7 +89,7 @@ class ScreenProvider(FakeProvider):
         if self.fail_from and self.restores >= self.fail_from:
             raise GuestError("the desktop did not come back (injected)")
         files = dict(env.guest.files)
-        if self.restores >= self.drift_from:
+        if self.drift_from <= self.restores <= (self.drift_until or self.restores):
             files.update(self.drift)
         guest = ScreenGuest(files)
         self.guests.append(guest)
@@ -236,9 +242,27 @@ def test_a_desktop_changed_before_the_replay_is_diverged_where_the_screens_parte
     assert score.reason.startswith("the replay's screen differs from the run's from setup on: in ")
     assert "(step_0.png)" in score.reason and "at step 3, the budget's last" in score.reason
     assert score.parted_screen is not None
-    assert changed_tiles(tile_signature(score.parted_screen), tile_signature(first)) >= 2
+    assert changed_tiles(screen_of(score.parted_screen), screen_of(first)) >= 2
     # The three steps were replayed (the difference lasted to the last), then not evaluated.
     assert provider.guests[-1].actions == [a.code for a in SOLUTION[:3]]
+
+
+def test_a_replay_that_parts_is_made_again_and_the_one_that_does_not_counts(tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    # Only the first replay's desktop (restore 2) has the files the run never had.
+    provider = ScreenProvider(drift={"/a/1": b"x", "/a/2": b"y"}, drift_until=2)
+    episode, _own, first, _ = _run(task, provider, SOLUTION, 10, tmp_path)
+    plan, _ = _plan(task, provider, episode, first, tmp_path, tolerance=1)
+    score = replay_budget(plan, 3)
+    assert (score.end, score.score, score.tries) == (BudgetEnd.CUT, 1.0, 2)
+    assert score.to_json()["tries"] == 2 and provider.restores == 3
+    assert score.seconds is not None and score.seconds > 0
+    # Every replay parting: no third try.
+    provider = ScreenProvider(drift={"/a/1": b"x", "/a/2": b"y"})
+    episode, _own, first, _ = _run(task, provider, SOLUTION, 10, tmp_path)
+    plan, _ = _plan(task, provider, episode, first, tmp_path, tolerance=1)
+    score = replay_budget(plan, 3)
+    assert (score.end, score.tries, provider.restores) == (BudgetEnd.DIVERGED, REPLAY_TRIES, 1 + REPLAY_TRIES)
 
 
 def test_a_change_within_the_tolerance_is_the_same_screen(tmp_path: Path) -> None:
@@ -269,9 +293,12 @@ def test_a_difference_that_ends_before_the_last_step_is_not_a_parting(tmp_path: 
     assert scores[1].diverged_at == 2 and "from step 2 on" in scores[1].reason
     assert "(step_2.png)" in scores[1].reason
     assert scores[2].score == 1.0 and scores[2].changed_tiles is not None and scores[2].changed_tiles > 0
-    # At the last step, the differing screen was looked at again for a second before it counted.
+    # At the last step of each of the budget's two replays, the differing screen was looked
+    # at again for LOOK_AGAIN seconds before it counted.
+    assert scores[1].tries == REPLAY_TRIES == 2 and scores[0].tries == scores[2].tries == 1
     looks = [x for x in sleeps if x > LOOK_INTERVAL / 2]
-    assert len(looks) == round(LOOK_AGAIN / LOOK_INTERVAL) and sum(looks) == pytest.approx(LOOK_AGAIN)
+    assert len(looks) == 2 * round(LOOK_AGAIN / LOOK_INTERVAL)
+    assert sum(looks) == pytest.approx(2 * LOOK_AGAIN)
 
 
 def test_a_difference_that_lasts_to_the_last_step_parted_where_it_began(tmp_path: Path) -> None:
@@ -398,16 +425,6 @@ def test_the_pause_between_replayed_steps_is_the_runs_but_at_most_a_second(tmp_p
     assert replay_budget(plan, 3).end is BudgetEnd.CUT
     assert len(sleeps) == 2
     assert 0.0 <= sleeps[0] <= 0.3 and 0.3 < sleeps[1] <= MAX_PAUSE
-
-
-def test_changed_tiles_counts_tiles_and_a_screen_of_another_size_differs_everywhere() -> None:
-    one = tile_signature(_drawn({"/a": b"1"}))
-    assert changed_tiles(one, one) == 0
-    assert changed_tiles(one, tile_signature(_drawn({"/a": b"2", "/b": b"1"}))) == 2
-    small = Image.new("RGB", (512, 512), "white")
-    out = io.BytesIO()
-    small.save(out, "PNG")
-    assert changed_tiles(one, tile_signature(out.getvalue())) == len(one.tiles)
 
 
 def test_a_replays_saved_inputs_name_its_files_from_the_tasks_eval_inputs() -> None:
