@@ -12,22 +12,24 @@ at a smaller budget k is then found without asking the agent again:
   FAIL and infeasible rules see the last action of step k (``cut``). An infeasible task cut at
   k scores 0 whatever the desktop shows (its last action was not FAIL), so it is not replayed.
 
-The replay is checked against the run, tile by tile, a tile that differs only faintly (a
-scrollbar fading, a hover highlight) counting as the same
+The replay is checked against the run, tile by tile, a tile that differs only faintly (a scrollbar
+fading, a hover highlight) counting as the same
 (:func:`~pytest_osworld.episode.screen_match.changed_tiles`). After the setup and after each
 replayed step j, the replay's screen is compared with the run's at the same point (``step_0.png``,
-the screen the agent first saw; ``step_j.png``, :attr:`StepRecord.screenshot` of step j, the screen
-right after step j, which the agent saw at step j+1) and with the run's later ones: the run looked
-at once after each step's actions, and what its desktop was still drawing shows only at a later
-look. Up to :data:`TOLERANCE` changed tiles are the same screen (a clock, a caret); while a screen
-differs by more it is looked at again, within the step's pause, or up to :data:`LOOK_AGAIN` at the
-budget's last step. A replay whose screen, from some step on to its last, is none the run showed
-then or later has parted from the run there, as has one whose action failed where the run's did
-not (or the other way): the budget is ``diverged`` at that step, it is not evaluated and is no
-score. A difference that ends before the last step is not a parting. Whether a desktop has drawn a
-tooltip or a suggestion list before the next input is a matter of timing, so a replay that parts
-is made once more (:data:`REPLAY_TRIES`): a budget is ``diverged`` when every replay parted. A
-replay the desktop broke under is ``error``, no score either. The score at ``max_steps`` is the run's own.
+the screen the agent first saw; ``step_j.png``, :attr:`StepRecord.screenshot` of step j, the
+screen right after step j, which the agent saw at step j+1) and with the run's later ones: the run
+looked at once after each step's actions, and what its desktop was still drawing shows only at a
+later look. Up to :data:`TOLERANCE` changed tiles are the same screen (a caret, a tooltip); while
+a screen differs by more it is looked at again, within the step's pause, or up to
+:data:`LOOK_AGAIN` at the budget's last step; the top bar's clock and tiles that keep changing by
+themselves over those looks (a playing video) are left out. A replay whose screen, from some step
+on to its last, is none the run showed then or later has parted from the run there, as has one
+whose action failed where the run's did not (or the other way): the budget is ``diverged`` at that
+step, it is not evaluated and is no score. A difference that ends before the last step is not a
+parting. Whether a desktop has drawn a tooltip or a suggestion list before the next input is a
+matter of timing, so a replay that parts is made once more (:data:`REPLAY_TRIES`): a budget is
+``diverged`` when every replay parted. A replay the desktop broke under is ``error``, no score
+either. The score at ``max_steps`` is the run's own.
 """
 
 from __future__ import annotations
@@ -371,22 +373,25 @@ def _compare(plan: BudgetPlan, run: TaskRun, step: int, until: float) -> tuple[i
     """How many tiles of the replay's screen now differ from the closest of the run's screens it
     may match after ``step`` (:meth:`BudgetPlan.originals`), and the replay's screen (None and 0
     when the run kept no screen there or after). A screen that differs by more than the tolerance is
-    looked at again every :data:`LOOK_INTERVAL` until ``until``; the closest look counts."""
+    looked at again every :data:`LOOK_INTERVAL` until ``until``; the closest look counts. The
+    top bar's clock is not looked at, where the provider's desktop shows one."""
     originals = plan.originals(step)
     if not originals:
         return 0, None
+    clock = plan.provider.top_bar_clock
     closest: tuple[int, bytes] | None = None
     while True:
         png = run.observe("screenshot").screenshot
         if png is None:
             return 0, None
         replay = screen_of(png)
-        changed = min(changed_tiles(original, replay) for _, original in originals)
+        now = plan.clock()
+        changed = min(changed_tiles(original, replay, clock=clock) for _, original in originals)
         if closest is None or changed < closest[0]:
             closest = (changed, png)
-        if changed <= plan.tolerance or plan.clock() >= until:
+        if changed <= plan.tolerance or now >= until:
             break
-        plan.sleep(min(LOOK_INTERVAL, until - plan.clock()))
+        plan.sleep(min(LOOK_INTERVAL, until - now))
     return closest
 
 

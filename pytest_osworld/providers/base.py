@@ -76,6 +76,12 @@ class Provider(ABC):
         is set some other way says from its own settings."""
         return self.config.network
 
+    @property
+    def top_bar_clock(self) -> bool:
+        """Whether the desktop's screen shows GNOME's top bar, with its clock in the middle
+        (a budget replay's screen comparison leaves the clock out); none by default."""
+        return False
+
     @classmethod
     def check_options(cls, options: dict[str, str]) -> None:
         """Raise ``ValueError`` naming a bad ``--provider-arg``; called before the run starts."""

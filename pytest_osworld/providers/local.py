@@ -286,6 +286,11 @@ class LocalProvider(Provider):
         """Raise ``ValueError`` naming a bad ``--provider-arg`` before the run starts."""
         LocalOptions.parse(options)
 
+    @property
+    def top_bar_clock(self) -> bool:
+        """The ``gnome`` session shows GNOME's top bar (``openbox`` has no panel)."""
+        return self.options.session == "gnome"
+
     def describe(self) -> str:
         """Provider, isolation and screen, for the report header."""
         width, height = self.config.screen_size

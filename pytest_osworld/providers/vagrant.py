@@ -217,6 +217,11 @@ class VagrantProvider(Provider):
         namespace made by ``vagrant/netns.sh`` has no route out, nor has ``host-only``."""
         return self.options.vm_network == "nat" and self.options.netns is None
 
+    @property
+    def top_bar_clock(self) -> bool:
+        """OSWorld's Ubuntu image and our boxes' ``session=gnome`` show GNOME's top bar."""
+        return self.options.image is not None or self.options.session == "gnome"
+
     def describe(self) -> str:
         """Provider, box, hypervisor and screen, for the report header."""
         width, height = self.config.screen_size

@@ -119,6 +119,17 @@ def test_support_files_exist_and_are_executable():
     assert len(template_key()) == 16
 
 
+def test_the_top_bar_clock_is_the_gnome_sessions(tmp_path):
+    """A budget replay leaves the clock out on the gnome session's screens; openbox has no panel."""
+
+    def clock(**options: str) -> bool:
+        config = ProviderConfig(worker_id="gw0", options={"cache_dir": str(tmp_path), **options})
+        return LocalProvider(config).top_bar_clock
+
+    assert clock()
+    assert not clock(session="openbox")
+
+
 def test_describe_and_restore_before_start(tmp_path):
     provider = LocalProvider(ProviderConfig(worker_id="gw0", options={"cache_dir": str(tmp_path)}))
     assert provider.describe() == "local (bubblewrap + Xvfb 1920x1080, gnome session, no network)"

@@ -6,7 +6,7 @@ import io
 
 from PIL import Image, ImageDraw
 
-from pytest_osworld.episode.screen_match import FAINT, changed_tiles, screen_of
+from pytest_osworld.episode.screen_match import CLOCK_ROWS, FAINT, changed_tiles, screen_of
 
 WIDTH, HEIGHT = 1024, 512
 
@@ -55,3 +55,23 @@ def test_a_screen_of_another_size_differs_everywhere() -> None:
     one = screen_of(_png(_window("settings")))
     small = screen_of(_png(Image.new("RGB", (512, 512), "white")))
     assert changed_tiles(one, small) == len(one.signature.tiles)
+
+
+def _top_bar(clock: str, left: str = "Activities") -> Image.Image:
+    """A window under a dark top bar with ``left`` at its left end and ``clock`` in its middle."""
+    image = _window("settings")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, WIDTH - 1, CLOCK_ROWS - 1), fill=(19, 19, 19))
+    draw.text((8, 8), left, fill="white")
+    draw.text((WIDTH // 2 - 20, 8), clock, fill="white")
+    return image
+
+
+def test_the_top_bar_clock_is_left_out_only_when_asked_and_only_the_clock() -> None:
+    run = screen_of(_png(_top_bar("00:41")))
+    replay = screen_of(_png(_top_bar("00:42")))
+    assert changed_tiles(run, replay) == 1
+    assert changed_tiles(run, replay, clock=True) == 0
+    # the rest of the top bar still counts
+    elsewhere = screen_of(_png(_top_bar("00:42", left="Files")))
+    assert changed_tiles(run, elsewhere, clock=True) == 1

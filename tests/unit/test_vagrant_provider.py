@@ -204,6 +204,19 @@ def test_network_is_the_vms_own(tmp_path):
     assert not live(netns="osw")
 
 
+def test_the_top_bar_clock_is_gnomes(tmp_path):
+    """A budget replay leaves the clock out on GNOME's screens only: our boxes' gnome session
+    and OSWorld's Ubuntu image, not the openbox session (the boxes' default)."""
+
+    def clock(**options: str) -> bool:
+        config = ProviderConfig(worker_id="gw0", options={"cache_dir": str(tmp_path), **options})
+        return VagrantProvider(config).top_bar_clock
+
+    assert not clock(box="b")
+    assert clock(box="b", session="gnome")
+    assert clock(image="osworld", image_file=str(tmp_path / "Ubuntu.qcow2"))
+
+
 def test_machine_names():
     assert machine_name("gw0") == "osworld-gw0"
     assert machine_name("main") == "osworld-main"
