@@ -19,17 +19,17 @@ replayed step j, the replay's screen is compared with the run's at the same poin
 the screen the agent first saw; ``step_j.png``, :attr:`StepRecord.screenshot` of step j, the
 screen right after step j, which the agent saw at step j+1) and with the run's later ones: the run
 looked at once after each step's actions, and what its desktop was still drawing shows only at a
-later look. Up to :data:`TOLERANCE` changed tiles are the same screen (a caret, a tooltip); while
-a screen differs by more it is looked at again, within the step's pause, or up to
-:data:`LOOK_AGAIN` at the budget's last step; the top bar's clock and tiles that keep changing by
-themselves over those looks (a playing video) are left out. A replay whose screen, from some step
-on to its last, is none the run showed then or later has parted from the run there, as has one
-whose action failed where the run's did not (or the other way): the budget is ``diverged`` at that
-step, it is not evaluated and is no score. A difference that ends before the last step is not a
-parting. Whether a desktop has drawn a tooltip or a suggestion list before the next input is a
-matter of timing, so a replay that parts is made once more (:data:`REPLAY_TRIES`): a budget is
-``diverged`` when every replay parted. A replay the desktop broke under is ``error``, no score
-either. The score at ``max_steps`` is the run's own.
+later look. Up to :data:`TOLERANCE` changed tiles are the same screen (a caret blinking in another
+phase); while a screen differs by more it is looked at again, within the step's pause, or up to
+:data:`LOOK_AGAIN` at the budget's last step. The top bar's clock is left out where the provider's
+desktop shows one (:attr:`Provider.top_bar_clock`). A replay whose screen, from some step on to
+its last, is none the run showed then or later has parted from the run there, as has one whose
+action failed where the run's did not (or the other way): the budget is ``diverged`` at that step,
+it is not evaluated and is no score. A difference that ends before the last step is not a parting.
+Whether a desktop has drawn a tooltip or a suggestion list before the next input is a matter of
+timing, so a replay that parts is made once more (:data:`REPLAY_TRIES`): a budget is ``diverged``
+when every replay parted. A replay the desktop broke under is ``error``, no score either. The
+score at ``max_steps`` is the run's own.
 """
 
 from __future__ import annotations
