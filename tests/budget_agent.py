@@ -1,11 +1,12 @@
 """A deterministic agent for the tests of ``--budgets``: ``--agent budget_agent:BudgetAgent``.
 
 It plays the task's reference ``solution`` with a harmless action after each of its actions
-(Python that only sleeps a moment, run in the desktop like any action), pads with harmless
-steps until step :data:`FINISH_AFTER`, and ends with the solution's DONE or FAIL after it. So
-its episode always goes past step 8, and a budget cuts the solution somewhere inside it: at
-5 steps the first three of the solution's actions have run, at 10 a short solution has
-ended. The same task always gives the same steps, which is what makes a run cut at k
+(Python that only waits half a second, run in the desktop like any action: quicker than any
+model answers, and slow enough that the desktop has drawn the action before the next), pads
+with harmless steps until step :data:`FINISH_AFTER`, and ends with the solution's DONE or FAIL
+after it. So its episode always goes past step 8, and a budget cuts the solution somewhere
+inside it: at 5 steps the first three of the solution's actions have run, at 10 a short
+solution has ended. The same task always gives the same steps, which is what makes a run cut at k
 comparable with a separate run of k steps.
 
 ``--agent-arg calls=FILE`` appends one line per agent call to FILE (``<task id> <step>``),
@@ -23,8 +24,10 @@ from pytest_osworld.task.model import Task
 
 #: The solution's ending comes at the step after this one, or later for long solutions.
 FINISH_AFTER = 8
-#: The harmless step: Python run in the desktop that changes nothing there.
-HARMLESS = "import time\ntime.sleep(0.01)"
+#: The harmless step: Python run in the desktop that changes nothing there. At 0.01 s the
+#: agent outran VLC's fullscreen drawing: the run's screens never showed the video
+#: fullscreen, and a replay, which looks at its screen after each step, did.
+HARMLESS = "import time\ntime.sleep(0.5)"
 
 
 def plan(solution: list[Action]) -> list[Action]:
