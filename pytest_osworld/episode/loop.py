@@ -99,6 +99,12 @@ class Episode:
         actions = self.actions
         return actions[-1] if actions else None
 
+    @property
+    def last_acted_at(self) -> float | None:
+        """When (``time.time()``) the last step that acted on the desktop ended, or None."""
+        acting = [step for step in self.steps if any(not a.is_terminal for a in step.actions)]
+        return acting[-1].started + acting[-1].duration if acting else None
+
     def describe(self, max_steps: int) -> str:
         """One line such as ``agent said DONE after 7/15 steps (4m12s)``."""
         took = _format_duration(self.duration)

@@ -210,7 +210,7 @@ class TaskRun:
         """
         ctx = self._context()
         try:
-            return run_episode(
+            episode = run_episode(
                 ctx.task, ctx.guest, agent, budget, observation_type, on_step=on_step, timings=self.timings
             )
         except EnvironmentFailure as exc:
@@ -218,6 +218,9 @@ class TaskRun:
             if note:
                 raise EnvironmentFailure(f"{note}: {exc}") from exc
             raise
+        if episode.last_acted_at is not None:
+            ctx.last_action_at = episode.last_acted_at
+        return episode
 
     def observe(self, observation_type: str = "screenshot", terminal: bool = False) -> Observation:
         """The observation now (one step's first half, for the interactive front doors)."""
@@ -241,7 +244,10 @@ class TaskRun:
         step_time: dict[str, Any] = {"index": len(self.actions), "observe": self._seen.get("observe", 0.0)}
         self.timings.step_times.append(step_time)
         with self.timings.phase("actions", into=step_time):
-            return run_action(guest, action, to_pyautogui, pause, sleep, min_wait)
+            error = run_action(guest, action, to_pyautogui, pause, sleep, min_wait)
+        if self.context is not None and not action.is_terminal:
+            self.context.last_action_at = time.time()
+        return error
 
     def record_step(
         self, action: Action, error: str | None, screenshot: bytes | None, response: str = ""

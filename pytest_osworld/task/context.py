@@ -35,6 +35,10 @@ class TaskContext:
     network: bool = False
     #: The DevTools endpoint of the environment's Chrome, when the provider exposes one.
     cdp_url: str | None = None
+    #: ``time.time()`` when the episode last acted on the desktop, or None (no action
+    #: yet, or a rescore). Getters of files an app writes some seconds after a change wait
+    #: from it, as OSWorld's 20 s sleep before its evaluation lets them.
+    last_action_at: float | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod

@@ -12,7 +12,7 @@ import json
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,36 @@ OMNIBOX_ATTEMPTS = 10
 COLOR_SCHEMES = {0: "system", 1: "light", 2: "dark"}
 
 
+#: Chrome writes a changed profile file (Preferences, Secure Preferences, Bookmarks, History)
+#: up to this many seconds after the change: Chromium's commit interval for them.
+PROFILE_COMMIT_SECONDS = 10.0
+#: Beyond the commit interval, for the write itself.
+COMMIT_MARGIN_SECONDS = 1.0
+
+
+def await_profile_commit(
+    ctx: TaskContext,
+    clock: Callable[[], float] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> float:
+    """Wait until Chrome has written what the episode's last action changed; the seconds waited.
+
+    OSWorld evaluates 20 s after the episode's end; here the evaluation starts at once, so a
+    getter of a profile file waits out Chrome's commit interval from the last action (not at
+    all when that is long past, or when there was none, as in a rescore). ``clock`` and
+    ``sleep`` default to ``time.time`` and ``time.sleep``.
+    """
+    if ctx.last_action_at is None:
+        return 0.0
+    wait = ctx.last_action_at + PROFILE_COMMIT_SECONDS + COMMIT_MARGIN_SECONDS - (clock or time.time)()
+    if wait <= 0:
+        return 0.0
+    (sleep or time.sleep)(wait)
+    return wait
+
+
 def _profile_file(ctx: TaskContext, name: str) -> bytes:
+    await_profile_commit(ctx)
     try:
         return ctx.guest.read_file(f"{PROFILE}/{name}")
     except FileNotFoundError:
@@ -128,6 +157,7 @@ def _extensions(ctx: TaskContext) -> dict[str, Any]:
 
 
 def _profile_file_or_empty(ctx: TaskContext, name: str) -> bytes:
+    await_profile_commit(ctx)
     try:
         return ctx.guest.read_file(f"{PROFILE}/{name}")
     except FileNotFoundError:
