@@ -1,6 +1,7 @@
 """``--budgets`` on the real local desktop: one run at 30 steps gives, at 5 and at 10 steps, the
 scores of separate runs at 5 and at 10, without another agent call; a desktop changed between
-the run and the replay is reported as diverged, not scored.
+the run and the replay is reported as diverged, not scored; a native computer-use agent's
+mapped actions are replayed as they ran, without another call to its model.
 
 The agent is ``tests/budget_agent.py``: it plays a task's reference solution with a harmless
 step after each action and ends after step 8, the same steps every time. The three tasks are
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_wire import FAKE_KEY, ProviderServer, start
+from protocol_wire import anthropic_turn
 
 pytestmark = pytest.mark.desktop
 
@@ -133,3 +136,42 @@ def test_a_replay_on_a_changed_desktop_is_diverged_not_scored(pytester: pytest.P
     folder = next((pytester.path / "r").rglob("result.json")).parent
     assert (folder / entry["screen"]).is_file()
     result.stdout.fnmatch_lines(["*5 steps*no score; 1 diverged*"])
+
+
+def test_a_native_agents_actions_are_replayed_without_another_model_call(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("ANTHROPIC_BASE_URL", "HTTPS_PROXY", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    standin = ProviderServer()
+    server = start(standin)
+    # Claude's computer tool: the command typed at step 1, a wait at step 2, done at step 3.
+    standin.play(
+        anthropic_turn({"action": "type", "text": "cd ~/reports && tar -czf 2023.tar.gz 2023\n"}),
+        anthropic_turn({"action": "wait", "duration": 1}),
+        anthropic_turn(text="The task is done."),
+    )
+    try:
+        result = pytester.runpytest_subprocess(
+            str(TASKS[1]),
+            "--agent=claude-cu",
+            f"--agent-arg=base_url={standin.url}",
+            "--agent-arg=backoff=0.01",
+            "--max-steps=5",
+            "--budgets=1,2",
+            "--results-dir=r",
+            "-p",
+            "no:cacheprovider",
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    result.assert_outcomes(passed=1)
+    assert len(standin.requests) == 3
+    (data,) = _results(pytester.path / "r").values()
+    # Cut after the typed command, the replay ran it again: the archive is there, score 1.
+    for budget in ("1", "2"):
+        entry = data["scores_at"][budget]
+        assert (entry["end"], entry["replayed"], entry["score"]) == ("cut", True, 1.0), entry
