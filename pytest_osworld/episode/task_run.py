@@ -321,7 +321,7 @@ class TaskRun:
             end_reason=end_reason,
             steps=steps,
             max_steps=max_steps,
-            duration_s=round(self.timings.total, 3),
+            duration_s=timings["total"],
             infeasible=task.infeasible,
             reason=evaluation.first_reason(),
             metrics=[o.to_json() for o in evaluation.outcomes],

@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import pytest
 
+from pytest_osworld.errors import GuestUnreachable
 from pytest_osworld.evaluators.metrics.basic_os import is_utc_0
 from pytest_osworld.providers.base import Environment, ProviderConfig
 from pytest_osworld.providers.local import LocalProvider
@@ -208,7 +209,15 @@ def test_a_spare_that_broke_while_waiting_is_replaced_by_a_cold_start(tmp_path_f
             # first steps can take longer than a taken session's whole start.
             wait_for(sock.exists, 180, "the spare's guest socket")
             inside = GuestClient(unix_socket=str(sock), token=spare.token)
-            wait_for(lambda: inside.health()["x"], 180, "the spare's X")
+
+            def x_up() -> bool:
+                # The socket's file exists from its bind; the server listens a moment later.
+                try:
+                    return bool(inside.health()["x"])
+                except GuestUnreachable:
+                    return False
+
+            wait_for(x_up, 180, "the spare's X")
             inside.execute(["pkill", "-KILL", "-x", "Xvfb"])
             inside.close()
         env = provider.restore("init_state")
