@@ -306,6 +306,7 @@ def report(replays: list[Replayed], seconds: float, pause: float, subset: str) -
         "out_of_reach_successes_replayed_to_1": _share(beyond),
         "out_of_reach": [{"name": r.trajectory.name, "replayed": r.score, "reason": r.reach} for r in beyond],
         "short_failures_replayed_below_1": _share(short_failures),
+        "causes": causes(replays),
         "disagreements": [
             {
                 "name": r.trajectory.name,
@@ -322,6 +323,25 @@ def report(replays: list[Replayed], seconds: float, pause: float, subset: str) -
             if not r.agrees
         ],
     }
+
+
+def causes(replays: list[Replayed]) -> list[dict[str, Any]]:
+    """The disagreements grouped by their documented cause (one bullet of docs/fidelity.md,
+    named by its first sentence), most cases first; those named by no bullet are one group."""
+    groups: dict[str, list[str]] = {}
+    for replayed in replays:
+        if replayed.agrees:
+            continue
+        cause = cause_label(replayed.documented) if replayed.documented else "not documented"
+        groups.setdefault(cause, []).append(replayed.trajectory.name)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [{"cause": cause, "cases": len(names), "names": names} for cause, names in ordered]
+
+
+def cause_label(bullet: str, width: int = 100) -> str:
+    """A bullet's first sentence, cut to ``width`` characters: the cause's name in tables."""
+    sentence = re.split(r"(?<=[.;])\s", bullet, maxsplit=1)[0].rstrip(".;")
+    return sentence if len(sentence) <= width else sentence[: width - 3].rstrip() + "..."
 
 
 def _counts(tally: Tally) -> dict[str, Any]:
@@ -413,6 +433,9 @@ def table(data: dict[str, Any]) -> str:
         f"recorded failures of <= {FAILURE_MAX_STEPS} steps replayed below 1: "
         f"{losses['agree']} of {losses['of']} ({losses['percent']}%)"
     )
+    lines.append("disagreements per cause:")
+    for group in data.get("causes", []):
+        lines.append(f"{group['cases']:>3}  {group['cause']}")
     return "\n".join(lines)
 
 

@@ -1,5 +1,6 @@
-"""The trajectories level's page: agreement per agent and domain, then each disagreement
-with its documented cause, the recorded actions and the replay's screenshots step by step.
+"""The trajectories level's page: agreement per agent and domain and per cause, then each
+disagreement with its documented cause, the recorded actions and the replay's screenshots step
+by step.
 
 A static HTML file beside the level's JSON; screenshots are linked from the replay's results
 folder (kept beside it), so the page is read where the run was made.
@@ -32,6 +33,7 @@ def write_page(data: dict[str, Any], path: Path) -> Path:
         f"{data['seconds']} s in all.</p>",
         _shares(data),
         _table(data["domains"]),
+        _causes(data.get("causes", [])),
     ]
     for case in data["disagreements"]:
         parts.append(_case(case, path.parent))
@@ -57,6 +59,20 @@ def _table(rows: list[dict[str, Any]]) -> str:
         for row in rows
     )
     return f"<table>{head}{body}</table>"
+
+
+def _causes(groups: list[dict[str, Any]]) -> str:
+    """The disagreements per documented cause, each name a link to its case below."""
+    if not groups:
+        return ""
+    rows = "".join(
+        f"<tr><td>{html.escape(group['cause'])}</td><td>{group['cases']}</td><td>"
+        + ", ".join(f"<a href='#{html.escape(name)}'>{html.escape(name)}</a>" for name in group["names"])
+        + "</td></tr>"
+        for group in groups
+    )
+    head = "<tr><th>cause</th><th>cases</th><th>replays</th></tr>"
+    return f"<h2>Disagreements per cause</h2><table>{head}{rows}</table>"
 
 
 def _case(case: dict[str, Any], page_dir: Path) -> str:

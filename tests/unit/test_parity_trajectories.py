@@ -15,6 +15,7 @@ from parity.trajectories import (
     Trajectory,
     as_solution,
     below_floor,
+    cause_label,
     documented,
     load_trajectories,
     out_of_reach,
@@ -122,8 +123,19 @@ def test_agreement_is_1_for_successes_and_below_1_for_failures(tmp_path: Path) -
         "ui-tars/gimp/7767eef2",
         "ui-tars/gimp/7b7617bd",
     ]
+    assert data["causes"] == [
+        {"cause": "a cause", "cases": 1, "names": ["ui-tars/gimp/7767eef2"]},
+        {"cause": "not documented", "cases": 1, "names": ["ui-tars/gimp/7b7617bd"]},
+    ]
     page = write_page(data, tmp_path / "page.html").read_text()
     assert "Not documented in docs/fidelity.md" in page and "Documented: a cause" in page
+    assert "<a href='#ui-tars/gimp/7b7617bd'>" in page
+
+
+def test_a_cause_is_named_by_its_bullets_first_sentence() -> None:
+    bullet = "step 2 drags the volume slider (y = 55). GNOME 43 puts it lower; so it misses."
+    assert cause_label(bullet) == "step 2 drags the volume slider (y = 55)"
+    assert cause_label("no sentence end here " * 10, width=30) == "no sentence end here no sen..."
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason=f"the recorded trajectories are not at {SHARED}")
