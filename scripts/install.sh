@@ -36,7 +36,7 @@ fi
 # 4.100.3 (VS Code 1.100.3) is the last release for Node 20. Skipped without Node 20.
 CODE_SERVER_VERSION=4.100.3
 # Bump when the install below changes, so an installed copy is installed again.
-CODE_SERVER_INSTALL=3
+CODE_SERVER_INSTALL=4
 CODE_SERVER_PREFIX=.cache/code-server
 CODE_SERVER="$CODE_SERVER_PREFIX/node_modules/code-server"
 if ! command -v npm >/dev/null || [ "$(node -p 'process.versions.node.split(".")[0]')" != 20 ]; then
@@ -91,6 +91,14 @@ elif [ ! -f "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION-$CODE_SERVER_I
     # the menu opens upwards from the gear, so without them every item sat two rows lower.
     UPDATE_ITEM='oe.appendMenuItem(x.GlobalActivity,{group:"7_update",command:{id:"update.check",title:d(12312,null)},when:Jw.isEqualTo("idle")})'
     patch_workbench "$UPDATE_ITEM" "${UPDATE_ITEM%when:*}when:C.true()}),oe.appendMenuItem(x.GlobalActivity,{group:\"3_configuration\",command:{id:\"update.checking\",title:\"Backup and Sync Settings...\",precondition:C.false()},when:C.true()})"
+    # The menu bar's File menu has no "New Window with Profile" and its Preferences submenu no
+    # "Profiles" (the Manage menu keeps it), as on OSWorld's image: with them, every entry
+    # below sat one row (26 px) lower than the recorded clicks (Preferences at y 540, then
+    # Settings at 550-562 and Themes at 680).
+    patch_workbench 'oe.appendMenuItem(x.MenubarFileMenu,{title:d(12345,null),submenu:mft,group:"1_new",order:4})' \
+        'oe.appendMenuItem(x.MenubarFileMenu,{title:d(12345,null),submenu:mft,group:"1_new",order:4,when:C.false()})'
+    patch_workbench '{id:x.MenubarPreferencesMenu,group:"2_configuration",order:1,when:ST.negate()}' \
+        '{id:x.MenubarPreferencesMenu,group:"2_configuration",order:1,when:C.false()}'
     echo '.monaco-workbench .part.titlebar>.titlebar-container>.titlebar-left>.window-appicon{display:none}' \
         >>"$WORKBENCH/workbench.css"
     node "$CODE_SERVER/out/node/entry.js" --config /dev/null --version
