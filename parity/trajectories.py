@@ -419,7 +419,8 @@ def below_floor(data: dict[str, Any]) -> int:
 
 
 def table(data: dict[str, Any]) -> str:
-    """The terminal's table: per agent and domain, then the two acceptance shares."""
+    """The terminal's table: per agent and domain, the acceptance shares, then the
+    disagreements per cause."""
     lines = [f"{'agent / domain / recorded':<44} {'cases':>5} {'agree':>5} {'doc':>4} {'undoc':>5}"]
     for row in data["domains"]:
         counts = f"{row['cases']:>5} {row['agree']:>5} {row['documented']:>4} {row['undocumented']:>5}"
