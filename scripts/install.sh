@@ -36,7 +36,7 @@ fi
 # 4.100.3 (VS Code 1.100.3) is the last release for Node 20. Skipped without Node 20.
 CODE_SERVER_VERSION=4.100.3
 # Bump when the install below changes, so an installed copy is installed again.
-CODE_SERVER_INSTALL=4
+CODE_SERVER_INSTALL=5
 CODE_SERVER_PREFIX=.cache/code-server
 CODE_SERVER="$CODE_SERVER_PREFIX/node_modules/code-server"
 if ! command -v npm >/dev/null || [ "$(node -p 'process.versions.node.split(".")[0]')" != 20 ]; then
@@ -99,6 +99,23 @@ elif [ ! -f "$CODE_SERVER/.osworld-installed-$CODE_SERVER_VERSION-$CODE_SERVER_I
         'oe.appendMenuItem(x.MenubarFileMenu,{title:d(12345,null),submenu:mft,group:"1_new",order:4,when:C.false()})'
     patch_workbench '{id:x.MenubarPreferencesMenu,group:"2_configuration",order:1,when:ST.negate()}' \
         '{id:x.MenubarPreferencesMenu,group:"2_configuration",order:1,when:C.false()}'
+    # The workbench's geometry, measured from the recorded clicks (docs/fidelity.md, "VS
+    # Code"). The Explorer side bar is open, 256 px wide: the desktop app's first window
+    # opens 1024 px wide and its side bar starts at a quarter of that, kept when the window
+    # is maximized (the web workbench hides it in a window with no folder and starts it at
+    # 300 px); the Settings editor, centred in what is left, then puts its checkboxes at
+    # x 783-800, where both agents click them (791-793). The title bar is 22 px high, as the
+    # desktop app's native menu bar is: everything below it sat 8 px lower than the clicks
+    # (the checkboxes' centre, the Settings search box, the Extensions icon). A menu opens
+    # 2 px above its button's bottom edge and a submenu's first row sits 6 px below the row
+    # that opened it: Doubao opens Preferences at y 534.6-540 and clicks its Settings at
+    # 549.7-561.6, which a submenu aligned with its 26 px row cannot hold.
+    patch_workbench 'ti.SIDEBAR_SIZE.defaultValue=Math.min(300,e.width/4),ti.SIDEBAR_HIDDEN.defaultValue=s===1,' \
+        'ti.SIDEBAR_SIZE.defaultValue=1024/4,ti.SIDEBAR_HIDDEN.defaultValue=!1,'
+    patch_workbench 'let t=this.hc||e?aRi:30;' 'let t=this.hc||e?aRi:22;'
+    patch_workbench 'n={top:s.top-t,left:s.left,height:s.height+2*t,width:s.width}' \
+        'n={top:s.top-t+6,left:s.left,height:s.height+2*t,width:s.width}'
+    patch_workbench ':r.style.top=`${o.bottom*a}px`' ':r.style.top=`${o.bottom*a-2}px`'
     echo '.monaco-workbench .part.titlebar>.titlebar-container>.titlebar-left>.window-appicon{display:none}' \
         >>"$WORKBENCH/workbench.css"
     node "$CODE_SERVER/out/node/entry.js" --config /dev/null --version
