@@ -68,9 +68,10 @@ FAILURE_MAX_STEPS = 30
 MAX_STEPS = 100
 #: The CI subset's floor: at least this many of its recorded successes must replay to 1,
 #: or the level fails. It only goes up: raise it when the desktop comes closer to OSWorld's.
-#: 19 of its 25 in reach replayed to 1 on 2026-12-03 (VS Code's File menu; 17 on 2026-12-02);
-#: the floor stands one below, for one replay that a loaded machine can lose.
-CI_FLOOR = 18
+#: 22 of its 24 in reach replay to 1 since 2026-12-04 (VS Code's geometry; 19 of 25 on
+#: 2026-12-03, 17 on 2026-12-02); the acceptance run of that day got 21 (one paste lost under
+#: load, docs/fidelity.md), and the floor stands one below that.
+CI_FLOOR = 20
 
 
 @dataclass(frozen=True)
