@@ -41,6 +41,9 @@ $SUDO apt-get install -y --no-install-recommends "${APT_PACKAGES_BARE[@]}"
 # The live view (--live, --pause-on-fail, --agent=human): noVNC's files are served to the
 # browser from the host (x11vnc, inside the desktops, is in packages.txt).
 $SUDO apt-get install -y --no-install-recommends novnc
+# The test suite's: strace holds a process's X requests back, which makes the clipboard race
+# that local_desktop/bin/xclip closes certain (tests/integration/test_desktop_clipboard.py).
+$SUDO apt-get install -y --no-install-recommends strace
 
 # ---- SSH: hosts of a distributed run ------------------------------------------------------
 # Every host of a run spread over machines (pytest-xdist over SSH, docs/scaling.md) needs
