@@ -71,7 +71,8 @@ def _exited(log: Path, pid_file: Path) -> bool:
     pid = pid_file.read_text().strip() if pid_file.exists() else ""
     if not pid or not log.exists():
         return False
-    return re.search(rf"^{pid} (exit_group|\+\+\+ exited)", log.read_text(), re.MULTILINE) is not None
+    # strace pads the pid on the left of each line to five columns.
+    return re.search(rf"^{pid}\s+(exit_group|\+\+\+ exited)", log.read_text(), re.MULTILINE) is not None
 
 
 def _own(display: str, text: str) -> None:
