@@ -19,9 +19,12 @@ window (an empty desktop, where a real agent's recorded first click meets nothin
   :data:`IDLE_CORES` of a CPU (:mod:`pytest_osworld.episode.desktop_load`; the desktop's own
   processes, there before setup, do not count): a program still
   starting is busy between the bursts in which it draws (LibreOffice loading a document,
-  GIMP its plug-ins behind its splash), and is waited for. A region of at least
-  :data:`VIDEO_TILES` tiles that keeps changing by itself (a video) keeps its player busy:
-  then the programs' load does not count. While the programs are idle, a change of at most
+  GIMP its plug-ins behind its splash), and is waited for. A picture that keeps changing
+  by itself over at least a 2x2 square of tiles (a video:
+  :meth:`~pytest_osworld.episode.screen_tiles.TileHistory.squares`) keeps its player busy:
+  then the programs' load does not count. What keeps changing in lines and spots (a splash's
+  status text and progress bar, four tiles in GIMP's) is no video, and its program's load
+  still counts. While the programs are idle, a change of at most
   :data:`IDLE_TILES` tiles (a caret before it has blinked twice) is not drawing.
 
 The quiet time is short because the load tells a program that has drawn all it will from one
@@ -61,8 +64,6 @@ RESTLESS_SLICE = 0.5
 POLL_SECONDS = 0.2
 #: Programs that use or wait for less than this share of one CPU over the quiet time are idle.
 IDLE_CORES = 0.15
-#: A region of at least this many tiles that keeps changing by itself is a video.
-VIDEO_TILES = 4
 #: While the programs are idle, a change of at most this many tiles is not drawing (a caret's
 #: first blink, a clock): what an idle program draws is what it shows.
 IDLE_TILES = 2
@@ -224,7 +225,7 @@ def _look(
     idle = load_known and busy_cores is not None and busy_cores < IDLE_CORES
     if drawing and not (idle and len(drawing) <= IDLE_TILES):
         return _Look("the screen to stop changing", len(moving), len(blinking))
-    if load_known and not idle and len(moving) < VIDEO_TILES:
+    if load_known and not idle and not history.squares(moving):
         return _Look("the programs to go idle", len(moving), len(blinking))
     return _Look("", len(moving), len(blinking))
 
