@@ -153,14 +153,12 @@ class TileHistory:
                     seen[tile].add(part)
         return {tile for tile, parts in seen.items() if len(parts) == slices}
 
-    def squares(self, tiles: set[int]) -> int:
-        """How many 2x2 squares of neighbouring tiles lie wholly within ``tiles``. A picture
-        more than one tile (128 screen pixels) wide and high touches at least one such square
-        wherever it sits; a line of text or a thin progress bar touches none."""
+    def has_square(self, tiles: set[int]) -> bool:
+        """Whether a 2x2 square of neighbouring tiles lies wholly within ``tiles``. A picture
+        more than one tile (128 screen pixels) wide and high touches such a square wherever
+        it sits; a line of text or a thin progress bar touches none."""
         columns = self.columns
-        return sum(
-            1
+        return any(
+            (tile + 1) % columns != 0 and {tile + 1, tile + columns, tile + columns + 1} <= tiles
             for tile in tiles
-            if (tile + 1) % columns != 0
-            and {tile + 1, tile + columns, tile + columns + 1} <= tiles
         )

@@ -21,7 +21,7 @@ window (an empty desktop, where a real agent's recorded first click meets nothin
   starting is busy between the bursts in which it draws (LibreOffice loading a document,
   GIMP its plug-ins behind its splash), and is waited for. A picture that keeps changing
   by itself over at least a 2x2 square of tiles (a video:
-  :meth:`~pytest_osworld.episode.screen_tiles.TileHistory.squares`) keeps its player busy:
+  :meth:`~pytest_osworld.episode.screen_tiles.TileHistory.has_square`) keeps its player busy:
   then the programs' load does not count. What keeps changing in lines and spots (a splash's
   status text and progress bar, four tiles in GIMP's) is no video, and its program's load
   still counts. While the programs are idle, a change of at most
@@ -225,7 +225,7 @@ def _look(
     idle = load_known and busy_cores is not None and busy_cores < IDLE_CORES
     if drawing and not (idle and len(drawing) <= IDLE_TILES):
         return _Look("the screen to stop changing", len(moving), len(blinking))
-    if load_known and not idle and not history.squares(moving):
+    if load_known and not idle and not history.has_square(moving):
         return _Look("the programs to go idle", len(moving), len(blinking))
     return _Look("", len(moving), len(blinking))
 
