@@ -73,7 +73,12 @@ from pathlib import Path
 from pytest_osworld.errors import EnvironmentFailure, GuestError
 from pytest_osworld.guest_client.client import GuestClient
 from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
-from pytest_osworld.providers.local_caches import harvest_caches
+from pytest_osworld.providers.local_caches import (
+    WARM_UP_CODE,
+    WARM_UP_SECONDS,
+    harvest_caches,
+    missing_caches,
+)
 from pytest_osworld.providers.local_processes import (
     RUNS_DIR,
     WORK_PREFIX,
@@ -266,8 +271,8 @@ class LocalProvider(Provider):
         self._spawner: Spawner | None = None
         self._session: _Session | None = None
         self._spare: _Session | None = None
-        #: Whether this provider has offered the template its first untouched desktop's
-        #: caches (:func:`~pytest_osworld.providers.local_caches.harvest_caches`).
+        #: Whether this provider has checked that the template has its session caches
+        #: (:meth:`_warm_caches`).
         self._caches_tried = False
         self._template: Path | None = None
         self._image = ""
@@ -373,13 +378,13 @@ class LocalProvider(Provider):
             raise EnvironmentFailure("local provider: restore() called before start()")
         self._kill(self._session)
         self._session = None
+        if not self._caches_tried:
+            self._caches_tried = True
+            self._warm_caches(self._template)
         started = time.monotonic()
         from_spare = self._ready_spare()
         if from_spare is not None:
             session, client = from_spare
-            if not self._caches_tried:  # a spare no task has touched: what its start computed
-                self._caches_tried = True
-                harvest_caches(self._template, client)
         else:
             session = self._session = self._spawn_session()
             client = self._wait_ready(session)
@@ -468,6 +473,23 @@ class LocalProvider(Provider):
         finally:
             log.close()
         return _Session(root, proc, token, time.monotonic())
+
+    def _warm_caches(self, template: Path) -> None:
+        """When the template lacks the session caches and this is the gnome session (the one
+        that draws through Mesa), start a desktop for that alone, have it draw what tasks'
+        windows draw, copy its caches into the template and discard it. A failure leaves the
+        template as it was (the run goes on; the next run tries again)."""
+        if self.options.session != "gnome" or not missing_caches(template):
+            return
+        session = self._spawn_session()
+        try:
+            client = self._wait_ready(session)
+            if client.run_python(WARM_UP_CODE, timeout=WARM_UP_SECONDS).returncode == 0:
+                harvest_caches(template, client)
+        except (EnvironmentFailure, GuestError):
+            pass
+        finally:
+            self._kill(session)
 
     def _ready_spare(self) -> tuple[_Session, GuestClient] | None:
         """Make the warm spare the current session and return it with its client once it is

@@ -1,17 +1,22 @@
-"""What a desktop session computes at its start that every later session can reuse.
+"""What a desktop session computes as it draws, that every later session can reuse.
 
-GNOME Shell draws through Mesa's software renderer, which compiles each of its shaders at the
-first start of a home that has no shader cache. Every restore lays the home template down
-again, so every desktop paid for it (about 0.6 s of CPU a restore, measured in
-docs/desktop.md). The cache is no state of a task: it is keyed by the shaders, and each of
-its entries is written whole (Mesa renames it into place).
+GNOME Shell draws through Mesa's software renderer, which compiles each of its shaders the
+first time something needs it and keeps it in ``~/.cache/mesa_shader_cache``. Every restore
+lays the home template down again, so every desktop paid for them: its start about 0.6 s of
+CPU, and the first window, menu and overview a task opens a dozen shaders more (docs/desktop.md,
+"CPU"). The cache is no state of a task: it is keyed by the shaders, and each of its entries
+is written whole (Mesa renames it into place).
 
-:func:`harvest_caches` copies it, once per template, from a desktop no task has touched (a
-warm spare the provider is about to hand out) into the template, so every desktop after it
-starts with it. (The file indexer's database, built in an empty home at each start too, is
-not taken: a database copied while its owner may be writing it could be torn.) A cache is
-written into the template whole or not at all (an atomic rename of a complete folder), so a
-sandbox copying the template at that moment sees either.
+Once per template, the provider starts a desktop that no task will get, has it draw a
+terminal window, its menus and the overview (:data:`WARM_UP_CODE`,
+:mod:`pytest_osworld.guest.shader_warm_up`), and :func:`harvest_caches` copies its cache
+into the template, so every desktop after it starts with those shaders compiled. Only a
+desktop driven by that code alone is harvested: one a task (an agent's code) has run in
+could have written entries for later tasks' desktops to load. (The file indexer's database,
+built in an empty home at each start too, is not taken: a database copied while its owner
+may be writing it could be torn.) A cache is written into the template whole or not at all
+(an atomic rename of a complete folder), so a sandbox copying the template at that moment
+sees either.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ from pytest_osworld.guest_client.api import Guest
 
 #: The home's paths (relative) that a started session fills and every session can reuse.
 SESSION_CACHES = (".cache/mesa_shader_cache",)
+#: What the warm-up desktop runs (in its action worker) before its caches are taken.
+WARM_UP_CODE = "from pytest_osworld.guest.shader_warm_up import exercise\nexercise()"
+#: The warm-up's bound (it takes about 5 s on a quiet 2-core machine).
+WARM_UP_SECONDS = 60.0
 #: Where the guest packs them.
 PACKED = "/tmp/.osworld-session-caches.tar"
 #: The largest pack taken (the caches are a few MB; anything bigger is not what we asked for).
@@ -40,8 +49,8 @@ def missing_caches(template: Path) -> list[str]:
 
 
 def harvest_caches(template: Path, guest: Guest, home: str = "/home/user") -> list[str]:
-    """Copy the caches the template lacks from the desktop of ``guest`` (untouched by any task)
-    into ``template``; return the paths added. A failure leaves the template as it was and
+    """Copy the caches the template lacks from the desktop of ``guest`` (the warm-up's, never a
+    task's) into ``template``; return the paths added. A failure leaves the template as it was and
     adds nothing (the next untouched desktop tries again)."""
     wanted = missing_caches(template)
     present = [path for path in wanted if _guest_has(guest, f"{home}/{path}")]

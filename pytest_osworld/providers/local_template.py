@@ -33,7 +33,7 @@ from pytest_osworld.providers.local_processes import Spawner
 from pytest_osworld.providers.local_sandbox import DESKTOP_DIR, bwrap_argv, sandbox_env
 
 #: Bump to invalidate every built template (also keyed on the build script's content).
-TEMPLATE_VERSION = "2"
+TEMPLATE_VERSION = "3"
 #: Builds tried before a template that keeps failing its check is an error.
 BUILD_ATTEMPTS = 3
 #: The error when every attempt built a template that is not whole.

@@ -112,6 +112,22 @@ def test_gtk_apps_get_ubuntus_theme_and_font_at_ready(gnome: LocalProvider) -> N
     assert result.output.strip().splitlines()[-1:] == ["Yaru|Yaru|Ubuntu 11"], result.output
 
 
+def test_a_desktop_starts_with_the_shaders_its_first_window_and_menus_need(gnome: LocalProvider) -> None:
+    """The home template holds the shader cache of a desktop that drew a terminal window, its
+    menus and the overview (the provider's warm-up, before its first restore), so a desktop
+    doing that again compiles few shaders of its own. Without it, the same exercise compiled
+    13 to 17 in every desktop (the first window's alone a dozen)."""
+    env = gnome.restore("init_state")
+    code = (
+        "from pytest_osworld.guest.shader_warm_up import cache_entries, exercise\n"
+        "before = cache_entries()\nprint(before, exercise() - before)"
+    )
+    result = env.guest.run_python(code, timeout=60.0)
+    assert result.returncode == 0, result.error or result.output
+    start, compiled = (int(n) for n in result.output.split()[-2:])
+    assert start >= 20 and compiled <= 6, result.output
+
+
 def test_each_ubuntu_font_face_is_one_file_with_latin_and_digits(gnome: LocalProvider) -> None:
     """The Ubuntu font the apps get is one face per weight and style, each with the digits
     and Latin letters: with a file per script under one name (as Fontsource ships it),

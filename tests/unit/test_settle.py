@@ -179,7 +179,9 @@ def test_a_slow_video_is_left_out_too() -> None:
     changes in every half second: it keeps changing by itself."""
     shades = ["red", "green", "blue", "yellow", "cyan"]
     video = frames(
-        0.4, 40, lambda k: screen(*[(c, r, shades[(k + c + r) % len(shades)]) for c in (1, 2) for r in (2, 3)])
+        0.4,
+        40,
+        lambda k: screen(*[(c, r, shades[(k + c + r) % len(shades)]) for c in (1, 2) for r in (2, 3)]),
     )
     guest = ScriptedGuest(windows=[(0, GIMP)], screens=video, busy=[(0, 0.2)])
     settled = run(guest, before=frozenset({"0x01"}), expect=True)
