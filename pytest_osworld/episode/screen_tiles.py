@@ -162,3 +162,34 @@ class TileHistory:
             (tile + 1) % columns != 0 and {tile + 1, tile + columns, tile + columns + 1} <= tiles
             for tile in tiles
         )
+
+    def video_area(self, moving: set[int]) -> set[int]:
+        """The tiles within the bounding rectangle of each group of neighbouring ``moving``
+        tiles (touching at a side or a corner) that holds a 2x2 square (:meth:`has_square`).
+        A video is a rectangle; where its picture stays put for a while (a still background,
+        colour bars a shape moves over) its tiles change only now and then and never count
+        as moving by themselves, yet they are the video's, not a program still drawing."""
+        columns = self.columns
+        area: set[int] = set()
+        left = set(moving)
+        while left:
+            group = {left.pop()}
+            edge = list(group)
+            while edge:
+                tile = edge.pop()
+                row, column = divmod(tile, columns)
+                for other in left.copy():
+                    other_row, other_column = divmod(other, columns)
+                    if abs(other_row - row) <= 1 and abs(other_column - column) <= 1:
+                        left.discard(other)
+                        group.add(other)
+                        edge.append(other)
+            if self.has_square(group):
+                rows = [tile // columns for tile in group]
+                cols = [tile % columns for tile in group]
+                area.update(
+                    row * columns + column
+                    for row in range(min(rows), max(rows) + 1)
+                    for column in range(min(cols), max(cols) + 1)
+                )
+        return area

@@ -24,7 +24,10 @@ window (an empty desktop, where a real agent's recorded first click meets nothin
   :meth:`~pytest_osworld.episode.screen_tiles.TileHistory.has_square`) keeps its player busy:
   then the programs' load does not count. What keeps changing in lines and spots (a splash's
   status text and progress bar, four tiles in GIMP's) is no video, and its program's load
-  still counts. While the programs are idle, a change of at most
+  still counts. A video is a rectangle: a tile within the bounding rectangle of a video's
+  restless tiles (:meth:`~pytest_osworld.episode.screen_tiles.TileHistory.video_area`) is
+  the video's too, though it changes only now and then (a still background a shape moves
+  over, as in the vlc tasks' slideshow played full screen). While the programs are idle, a change of at most
   :data:`IDLE_TILES` tiles (a caret before it has blinked twice) is not drawing.
 
 The quiet time is short because the load tells a program that has drawn all it will from one
@@ -220,12 +223,14 @@ def _look(
         return _Look("the window list to stop changing")
     busy = history.changed_since(now - quiet)
     blinking = history.blinking(sorted(busy))
-    moving = history.restless(sorted(busy - blinking), now - RESTLESS_SECONDS, RESTLESS_SLICE)
+    restless = history.restless(sorted(busy - blinking), now - RESTLESS_SECONDS, RESTLESS_SLICE)
+    video = history.video_area(restless)
+    moving = restless | ((busy - blinking) & video)
     drawing = busy - blinking - moving
     idle = load_known and busy_cores is not None and busy_cores < IDLE_CORES
     if drawing and not (idle and len(drawing) <= IDLE_TILES):
         return _Look("the screen to stop changing", len(moving), len(blinking))
-    if load_known and not idle and not history.has_square(moving):
+    if load_known and not idle and not video:
         return _Look("the programs to go idle", len(moving), len(blinking))
     return _Look("", len(moving), len(blinking))
 

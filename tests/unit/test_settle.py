@@ -189,6 +189,42 @@ def test_a_slow_video_is_left_out_too() -> None:
     assert settled.seconds <= RESTLESS_SECONDS + 1.0
 
 
+def _video_with_still_parts(extras: list[tuple[int, int]]) -> list[tuple[float, bytes]]:
+    """A video whose picture keeps changing in a square and along a diagonal (columns 1 to 6,
+    rows 0 to 3), and at each of ``extras`` changes only every 1.2 s (three images in turn),
+    each 0.3 s after the one before it: one of them changes every 0.3 s, none by itself."""
+    shades = ["red", "green", "blue", "yellow", "cyan", "magenta", "orange", "purple"]
+    restless = [(1, 0), (2, 0), (1, 1), (2, 1), (3, 1), (4, 2), (5, 3), (6, 3)]
+    now_and_then = ["white", "black", "pink"]
+
+    def frame(k: int) -> bytes:
+        tiles = [(c, r, shades[(k + c + r) % len(shades)]) for c, r in restless]
+        tiles += [(c, r, now_and_then[((k - 3 * i) // 12) % 3]) for i, (c, r) in enumerate(extras)]
+        return screen(*tiles)
+
+    return frames(0.1, 40, frame)
+
+
+def test_a_video_s_still_parts_within_its_rectangle_are_the_video_s() -> None:
+    """Tiles of a video that change only now and then (colour bars a shape moves over) lie
+    within the rectangle of the video's restless tiles: they are left out with them, and the
+    wait ends (VLC playing the vlc tasks' slideshow full screen timed out at 30 s before)."""
+    inside = [(5, 0), (6, 0), (3, 3), (1, 3)]
+    guest = ScriptedGuest(windows=[(0, GIMP)], screens=_video_with_still_parts(inside), busy=[(0, 0.3)])
+    settled = run(guest, before=frozenset({"0x01"}), expect=True)
+    assert not settled.timed_out, settled
+    assert settled.seconds <= RESTLESS_SECONDS + 2.0
+
+
+def test_changes_now_and_then_outside_a_video_s_rectangle_are_waited_for() -> None:
+    """The same changes beside the video's rectangle (columns 0 and 7) are something else
+    drawing."""
+    outside = [(7, 0), (7, 1), (0, 2), (0, 3)]
+    guest = ScriptedGuest(windows=[(0, GIMP)], screens=_video_with_still_parts(outside), busy=[(0, 0.3)])
+    settled = run(guest, before=frozenset({"0x01"}), expect=True, timeout=8.0)
+    assert settled.timed_out and settled.waiting_for == "the screen to stop changing"
+
+
 def test_drawing_that_moves_over_the_screen_is_waited_for_and_said() -> None:
     """Every quarter of a second one more tile is painted (a window being drawn): no tile keeps
     changing by itself, so nothing is left out and the wait runs out."""
