@@ -27,8 +27,9 @@ window (an empty desktop, where a real agent's recorded first click meets nothin
   still counts. A video is a rectangle: a tile within the bounding rectangle of a video's
   restless tiles (:meth:`~pytest_osworld.episode.screen_tiles.TileHistory.video_area`) is
   the video's too, though it changes only now and then (a still background a shape moves
-  over, as in the vlc tasks' slideshow played full screen). While the programs are idle, a change of at most
-  :data:`IDLE_TILES` tiles (a caret before it has blinked twice) is not drawing.
+  over, as in the vlc tasks' slideshow played full screen). While the programs are idle, a
+  change of at most :data:`IDLE_TILES` tiles (a caret before it has blinked twice) is not
+  drawing.
 
 The quiet time is short because the load tells a program that has drawn all it will from one
 that pauses between two bursts (docs/desktop.md, "The settle wait", has the measurements).

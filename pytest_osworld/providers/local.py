@@ -478,18 +478,26 @@ class LocalProvider(Provider):
         """When the template lacks the session caches and this is the gnome session (the one
         that draws through Mesa), start a desktop for that alone, have it draw what tasks'
         windows draw, copy its caches into the template and discard it. A failure leaves the
-        template as it was (the run goes on; the next run tries again)."""
+        template as it was and is written to the template's build log (the run goes on, its
+        desktops compile those shaders themselves; the next run tries again)."""
         if self.options.session != "gnome" or not missing_caches(template):
             return
         session = self._spawn_session()
+        failure = ""
         try:
             client = self._wait_ready(session)
-            if client.run_python(WARM_UP_CODE, timeout=WARM_UP_SECONDS).returncode == 0:
+            done = client.run_python(WARM_UP_CODE, timeout=WARM_UP_SECONDS)
+            if done.returncode == 0:
                 harvest_caches(template, client)
-        except (EnvironmentFailure, GuestError):
-            pass
+            else:
+                failure = (done.error or done.output).strip()
+        except (EnvironmentFailure, GuestError) as exc:
+            failure = str(exc)
         finally:
             self._kill(session)
+        if failure:
+            with self._template_log().open("a") as log:
+                log.write(f"shader cache warm-up failed, the template keeps no shader cache: {failure}\n")
 
     def _ready_spare(self) -> tuple[_Session, GuestClient] | None:
         """Make the warm spare the current session and return it with its client once it is

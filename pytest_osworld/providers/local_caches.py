@@ -51,7 +51,7 @@ def missing_caches(template: Path) -> list[str]:
 def harvest_caches(template: Path, guest: Guest, home: str = "/home/user") -> list[str]:
     """Copy the caches the template lacks from the desktop of ``guest`` (the warm-up's, never a
     task's) into ``template``; return the paths added. A failure leaves the template as it was and
-    adds nothing (the next untouched desktop tries again)."""
+    adds nothing (the next run's warm-up tries again)."""
     wanted = missing_caches(template)
     present = [path for path in wanted if _guest_has(guest, f"{home}/{path}")]
     if not present:
