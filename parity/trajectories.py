@@ -7,7 +7,9 @@
 OSWorld's own image, each with the score it got there. Every trajectory becomes a solution
 (``--solutions``): each code action gets back the imports its copy lost (``import pyautogui,
 pyperclip, time``) and a pause after it standing in for the model's thinking time; ``WAIT``,
-``DONE`` and ``FAIL`` stay as they are. ``--agent=replay --max-steps 100`` plays them on
+``DONE`` and ``FAIL`` stay as they are. After the pause the replay waits for the screen to
+settle (``--agent-arg settle=1``, at most 10 s), as the agent, which looked at the screen
+before each action, did. ``--agent=replay --max-steps 100`` plays them on
 OSWorld's unchanged task files (``../shared/osworld/examples``), one pytest run per agent.
 Options after ``--`` go to those runs (``-n 2``, ``--provider-arg session=openbox``, a
 provider...).
@@ -262,7 +264,7 @@ def replay(
             agent,
             "replay",
             files,
-            [f"--solutions={solutions}", f"--max-steps={MAX_STEPS}", *options],
+            [f"--solutions={solutions}", f"--max-steps={MAX_STEPS}", "--agent-arg=settle=1", *options],
             work,
             stream=True,
         )

@@ -54,6 +54,10 @@ class AgentStep:
     #: The actions already happened in the desktop (a person did them through the live
     #: view): the loop records them and never runs them again.
     performed: bool = False
+    #: Wait for the screen to settle (as after setup, at most ``STEP_SETTLE_TIMEOUT``)
+    #: before the next observation: the replay of a recorded run asks for it, standing in
+    #: for an agent that looked at the screen before each of its actions.
+    settle: bool = False
 
 
 @runtime_checkable

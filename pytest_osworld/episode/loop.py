@@ -16,6 +16,8 @@ from typing import Any
 
 from pytest_osworld.agent.actions import Action, ActionParseError
 from pytest_osworld.agent.contract import Agent, AgentStep, Observation, Usage
+from pytest_osworld.episode.desktop_load import DemandProbe
+from pytest_osworld.episode.settle import settle
 from pytest_osworld.errors import AgentFailure, GuestError, GuestUnreachable
 from pytest_osworld.guest_client.api import Guest
 from pytest_osworld.providers.base import Provider
@@ -31,6 +33,10 @@ class EndReason(StrEnum):
     MAX_STEPS = "max_steps"
     TIMEOUT = "timeout"
     AGENT_ERROR = "agent_error"
+
+
+#: The longest wait for the screen to settle after an answer that asks for it (seconds).
+STEP_SETTLE_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -265,12 +271,26 @@ def run_episode(
             episode.end_reason = EndReason.AGENT_ERROR
             episode.error = f"{type(exc).__name__}: {exc}"
             break
+        # The programs there were before the actions: the settle wait that follows waits
+        # for those the actions started.
+        before_actions = DemandProbe(guest).processes() if answer.settle else None
         with clocked.phase("actions", into=step_time):
             record = _run_answer(
                 guest, answer, index, (step_start, wall_start), structured, budget, sleep, clock
             )
         episode.usage.add(answer.usage)
         ended = next((a for a in record.actions if a.is_terminal), None)
+        if before_actions is not None and ended is None:
+            with clocked.phase("settle", into=step_time):
+                settle(
+                    guest,
+                    None,
+                    expect_new_window=False,
+                    timeout=STEP_SETTLE_TIMEOUT,
+                    clock=clock,
+                    sleep=sleep,
+                    before_processes=before_actions,
+                )
         seen = {}
         # After the last step no agent reads the tree: the screenshot (the step's record) is
         # enough, and an accessibility tree can take longer than the screenshot.

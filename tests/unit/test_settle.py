@@ -8,12 +8,16 @@ import io
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw
 
+from pytest_osworld.agent.actions import Action
+from pytest_osworld.agent.contract import AgentStep
 from pytest_osworld.episode import settle as settle_module
 from pytest_osworld.episode.desktop_load import PROBE, parse_probe
+from pytest_osworld.episode.loop import Budget, EndReason, Episode, run_episode
 from pytest_osworld.episode.screen_tiles import REDUCE, TILE, clock_tick, tile_signature
 from pytest_osworld.episode.settle import (
     POLL_SECONDS,
@@ -24,6 +28,7 @@ from pytest_osworld.episode.settle import (
     settle_plan,
 )
 from pytest_osworld.guest_client.api import CommandResult
+from pytest_osworld.task.model import parse_task
 from pytest_osworld.task.timings import TaskTimings
 
 #: The fake screen: 8 x 4 tiles.
@@ -396,3 +401,88 @@ def test_a_sleep_after_a_launch_ends_once_the_desktop_settled() -> None:
     settled = run_and_settle(guest, ["launch", "sleep"], launch_then_sleep)
     assert settled is not None and not settled.timed_out
     assert QUIET_SECONDS - 0.1 <= took[0] < 2.5
+
+
+@dataclass
+class ActingGuest(ScriptedGuest):
+    """A scripted guest that also runs code actions (recording when) and answers the
+    observation's calls."""
+
+    acted_at: list[float] = field(default_factory=list)
+
+    def execute(self, command: list[str] | str, shell: bool = False, timeout: float = 120.0) -> CommandResult:
+        if command == ["sh", "-c", PROBE] and not self.acted_at:
+            # the shell (pid 3) is there before; the app (pid 7) starts with the first click
+            return CommandResult(0, "42\n/proc/3/schedstat:1000 0 3\n", "")
+        return super().execute(command, shell, timeout)
+
+    def run_python(self, code: str, timeout: float = 30.0) -> CommandResult:
+        self.acted_at.append(self.now[0])
+        return CommandResult(0, "", "")
+
+    def accessibility_tree(self) -> str:
+        return ""
+
+
+class ClickTwice:
+    """Two code actions, then DONE; each step asks (or not) to settle after it."""
+
+    def __init__(self, settle: bool) -> None:
+        self.settle = settle
+        self.left = 2
+
+    def reset(self, task: object) -> None:
+        """Nothing to forget."""
+
+    def act(self, instruction: str, observation: object) -> AgentStep:
+        """A click while any are left, then DONE."""
+        if not self.left:
+            return AgentStep(actions=[Action(kind="DONE")])
+        self.left -= 1
+        return AgentStep(actions=[Action(kind="code", code="pyautogui.click(1, 1)")], settle=self.settle)
+
+
+def _episode(tmp_path: Path, settle_after: bool) -> tuple[ActingGuest, Episode, TaskTimings]:
+    # The first click starts an app that works a core from then to 4 s, drawing its
+    # window from 1 s on.
+    guest = ActingGuest(
+        windows=[(0, DESKTOP)],
+        busy=[(0, 1.0), (4.0, 0.0)],
+        screens=[(0, EMPTY), *[(1.0 + t, shot) for t, shot in frames(0.3, 3.0, _drawing)]],
+    )
+    task = parse_task(
+        {"id": "t", "instruction": "click", "evaluator": {"func": "exact_match"}},
+        tmp_path / "t.json",
+        "0" * 64,
+        "os",
+    )
+    timings = TaskTimings()
+    episode = run_episode(
+        task,
+        guest,
+        ClickTwice(settle_after),
+        Budget(),
+        clock=guest.clock,
+        sleep=guest.sleep,
+        timings=timings,  # type: ignore[arg-type]
+    )
+    return guest, episode, timings
+
+
+def _drawing(k: int) -> bytes:
+    """The app's window as drawn by its k-th frame: one more tile each frame."""
+    return screen(*[(i % 8, i // 8, "white") for i in range(k + 1)])
+
+
+def test_a_step_that_asks_to_settle_is_followed_by_a_still_screen_before_the_next(tmp_path: Path) -> None:
+    guest, episode, timings = _episode(tmp_path, settle_after=True)
+    assert episode.end_reason == EndReason.DONE
+    assert guest.acted_at[1] >= 4.0 + QUIET_SECONDS - 0.35  # the second click met the drawn app
+    assert timings.step_times[0]["settle"] > 0
+
+
+def test_a_step_that_does_not_ask_is_followed_at_once(tmp_path: Path) -> None:
+    guest, episode, timings = _episode(tmp_path, settle_after=False)
+    assert episode.end_reason == EndReason.DONE
+    assert guest.acted_at[1] < 1.0
+    assert "settle" not in timings.step_times[0]
