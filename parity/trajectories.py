@@ -26,7 +26,8 @@ the figures per domain and every disagreement, and ``--html`` (default beside th
 a page with each disagreement's actions and the replay's screenshots.
 
 ``--subset ci`` is the recorded successes of at most 10 steps whose tasks can pass here
-(not in ``tasks/osworld_known_broken.txt``); ``--quick`` is the same. It fails (exit 1)
+(not in ``tasks/osworld_known_broken.txt``) and that are in reach (the out-of-reach ones
+cannot reach 1 here; the other subsets replay them); ``--quick`` is the same. It fails (exit 1)
 when fewer of them replay to 1 than :data:`CI_FLOOR`. ``--subset acceptance`` is what the
 level's figures are about: every recorded success and the recorded failures of at most
 :data:`FAILURE_MAX_STEPS` steps (101 of the 128, about half an hour at ``-n 2``; the long
@@ -180,14 +181,24 @@ def known_broken(path: Path = KNOWN_BROKEN) -> dict[str, str]:
 
 
 def select(
-    trajectories: Iterable[Trajectory], subset: str, only: str | None, agents: list[str] | None
+    trajectories: Iterable[Trajectory],
+    subset: str,
+    only: str | None,
+    agents: list[str] | None,
+    beyond: dict[str, str] | None = None,
 ) -> list[Trajectory]:
-    """The trajectories of a subset (``ci``, ``acceptance`` or ``all``), a name pattern and some agents."""
+    """The trajectories of a subset (``ci``, ``acceptance`` or ``all``), a name pattern and some
+    agents. ``beyond`` (:func:`out_of_reach`) leaves the successes out of reach out of ``ci``."""
     broken = known_broken()
     chosen = []
     for trajectory in trajectories:
         short = len(trajectory.actions) <= CI_MAX_STEPS
-        if subset == "ci" and not (trajectory.success and short and trajectory.task_id not in broken):
+        if subset == "ci" and not (
+            trajectory.success
+            and short
+            and trajectory.task_id not in broken
+            and not why_documented(trajectory, beyond or {})
+        ):
             continue
         if subset == "acceptance" and not (
             trajectory.success or len(trajectory.actions) <= FAILURE_MAX_STEPS
@@ -383,13 +394,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"parity.trajectories: {missing}", file=sys.stderr)
         return 2
     subset = "ci" if args.quick else args.subset
-    chosen = select(load_trajectories(folder), subset, args.only, args.agent)
+    fidelity = (ROOT / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    names, beyond = documented(fidelity), out_of_reach(fidelity)
+    chosen = select(load_trajectories(folder), subset, args.only, args.agent, beyond)
     work = args.work or args.out.with_suffix("")
     work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     replays = replay(chosen, work, args.pause, pytest_options, examples)
-    fidelity = (ROOT / "docs" / "fidelity.md").read_text(encoding="utf-8")
-    names, beyond = documented(fidelity), out_of_reach(fidelity)
     for replayed in replays:
         if replayed.trajectory.success:
             replayed.reach = why_documented(replayed.trajectory, beyond)

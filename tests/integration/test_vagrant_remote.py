@@ -14,8 +14,12 @@ restores and destroys the VM on that host; Vagrant runs in the host's network na
 (``netns``), the only place the VM's management network is routed, so its SSH to the VM
 and the guest-server relay work, while every libvirt call still goes over SSH.
 
+The second test is opt-in (``OSWORLD_VAGRANT_REMOTE_VM=1``): its VM boots under QEMU's
+software emulation, 527 of the suite's 10,635 test-seconds on 2026-12-07, and CI's 90
+minutes no longer hold it beside the rest; the first test keeps the URI path in CI.
+
 Run as root after ``scripts/install-vagrant.sh`` and ``scripts/install.sh`` (openssh-server):
-``pytest tests/integration/test_vagrant_remote.py``.
+``OSWORLD_VAGRANT_REMOTE_VM=1 pytest tests/integration/test_vagrant_remote.py``.
 """
 
 from __future__ import annotations
@@ -245,6 +249,10 @@ OS_TASK = REPO / "tasks" / "os" / "9cf34795-a8b8-4693-a578-31eb2c71aef1.json"
 WORKER = "remote"
 
 
+@pytest.mark.skipif(
+    os.environ.get("OSWORLD_VAGRANT_REMOTE_VM") != "1",
+    reason="opt-in (a VM booted under software emulation over SSH takes ~9 min): OSWORLD_VAGRANT_REMOTE_VM=1",
+)
 @pytest.mark.timeout(1500)
 def test_task_on_a_vm_made_through_remote_libvirt_uri(libvirt_host: LibvirtHost, tmp_path: Path) -> None:
     """A task passes on a VM that Vagrant made, snapshotted and destroyed over ``qemu+ssh://``."""

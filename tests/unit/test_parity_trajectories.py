@@ -49,6 +49,9 @@ def test_the_ci_subset_is_short_successes_that_can_pass_here() -> None:
         trajectory(1.0, 3, task_id="4e60007a-f5be-4bfc-9723-c39affa0a6d3"),  # known broken here
     ]
     assert [t.task_id for t in select(chosen, "ci", None, None)] == ["d52d6308-ec58"]
+    beyond = {"*/gimp/d52d6308": "out of reach"}
+    assert select(chosen, "ci", None, None, beyond) == []
+    assert len(select(chosen, "all", None, None, beyond)) == 4
     assert len(select(chosen, "all", None, None)) == 4
     assert len(select(chosen, "all", "ui-tars/gimp/7*", None)) == 2
     assert select(chosen, "all", None, ["doubao"]) == []
