@@ -14,6 +14,10 @@ its desktop starting at boot, login ``user``/``password``, and a token-less serv
 Two tasks each, not all four twice: under QEMU's software emulation a task costs about two
 minutes of a core, and what these tests check (the image's import, each server's
 plumbing, a restore between tasks) needs two; each task's own proof is the self-check's.
+``server=ours`` is opt-in (``OSWORLD_VAGRANT_IMAGE_OURS=1``): what it adds to the other two
+VM modules (the image's import is ``server=osworld``'s too, our server in a VM is
+``test_vagrant.py``'s) no longer fits CI's 90 minutes beside them (2026-12-07: the two tests
+were 1,563 of the suite's 10,635 test-seconds).
 
 The results name the image and its hash. Run as root after ``scripts/install-vagrant.sh``:
 ``pytest tests/integration/test_vagrant_osworld_image.py -m vagrant``.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -165,6 +170,10 @@ def _restores(cache_dir: Path) -> int:  # noqa: F811
     return log.count("snapshot restore --no-provision osworld-ready")
 
 
+@pytest.mark.skipif(
+    os.environ.get("OSWORLD_VAGRANT_IMAGE_OURS") != "1",
+    reason="opt-in (the image booted again under software emulation, ~8 min): OSWORLD_VAGRANT_IMAGE_OURS=1",
+)
 def test_osworld_image_with_our_server(
     netns: str,  # noqa: F811
     cache_dir: Path,  # noqa: F811
