@@ -4,8 +4,11 @@ Restores a desktop as a task would (the warm spare had ``--spare-wait`` seconds 
 waits ``--seconds`` (30: past the settle wait of most tasks), then reads every process of
 the sandbox from ``/proc``: its CPU seconds since it started (user and system) and its
 resident memory. Every process in the sandbox started with that desktop, so the figures are
-its cost per task. Prints one line per program (processes of one command summed), the most
-costly first, and the sandbox's total.
+its cost per task. A process's CPU seconds include those of its children that have exited
+(Linux adds them to the parent that reaps them): a program that starts, works and exits
+(GStreamer's plugin scanner, a D-Bus service that quits when idle) counts under the process
+that reaped it, ``bwrap`` (the sandbox's first process) for the orphans. Prints one line per
+program (processes of one command summed), the most costly first, and the sandbox's total.
 
     .venv/bin/python bench/bench_session_processes.py --session gnome --runs 3
     .venv/bin/python bench/bench_session_processes.py --session openbox --runs 3
@@ -60,7 +63,8 @@ def costs(guest: Guest) -> dict[str, tuple[float, float]]:
             continue
         comm = stat[stat.index("(") + 1 : stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2 :].split()
-        cpu = (int(fields[11]) + int(fields[12])) / TICKS
+        # utime, stime, then cutime, cstime: the children it has reaped
+        cpu = sum(int(value) for value in fields[11:15]) / TICKS
         resident = int(statm.split()[1]) * PAGE_MIB
         entry = found[program(command, comm)]
         entry[0] += cpu

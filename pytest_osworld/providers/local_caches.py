@@ -7,10 +7,17 @@ CPU, and the first window, menu and overview a task opens a dozen shaders more (
 "CPU"). The cache is no state of a task: it is keyed by the shaders, and each of its entries
 is written whole (Mesa renames it into place).
 
+GStreamer is the other: GNOME Shell's screencast service starts with the shell, and its
+first ``Gst.init`` in an empty home runs the plugin scanner over every installed plugin
+(about 1 CPU-second a desktop) to write ``~/.cache/gstreamer-1.0``'s registry. The registry
+records each plugin file's size and time, so a desktop given it checks them and scans
+nothing; it is written to a temporary file and renamed into place.
+
 Once per template, the provider starts a desktop that no task will get, has it draw a
 terminal window, its menus and the overview (:data:`WARM_UP_CODE`,
 :mod:`pytest_osworld.guest.shader_warm_up`), and :func:`harvest_caches` copies its cache
-into the template, so every desktop after it starts with those shaders compiled. Only a
+and its GStreamer registry into the template, so every desktop after it starts with those
+shaders compiled and those plugins known. Only a
 desktop driven by that code alone is harvested: one a task (an agent's code) has run in
 could have written entries for later tasks' desktops to load. (The file indexer's database,
 built in an empty home at each start too, is not taken: a database copied while its owner
@@ -31,8 +38,12 @@ from pathlib import Path, PurePosixPath
 from pytest_osworld.errors import GuestError
 from pytest_osworld.guest_client.api import Guest
 
-#: The home's paths (relative) that a started session fills and every session can reuse.
-SESSION_CACHES = (".cache/mesa_shader_cache",)
+#: The home's folders (relative) that a started session fills and every session can reuse,
+#: each with the file (a shell pattern) that is there once the folder holds a whole cache.
+SESSION_CACHES = {
+    ".cache/mesa_shader_cache": "index",
+    ".cache/gstreamer-1.0": "registry.*.bin",
+}
 #: What the warm-up desktop runs (in its action worker) before its caches are taken.
 WARM_UP_CODE = "from pytest_osworld.guest.shader_warm_up import exercise\nexercise()"
 #: The warm-up's bound (it takes about 5 s on a quiet 2-core machine).
@@ -53,7 +64,7 @@ def harvest_caches(template: Path, guest: Guest, home: str = "/home/user") -> li
     task's) into ``template``; return the paths added. A failure leaves the template as it was and
     adds nothing (the next run's warm-up tries again)."""
     wanted = missing_caches(template)
-    present = [path for path in wanted if _guest_has(guest, f"{home}/{path}")]
+    present = [path for path in wanted if _guest_has(guest, f"{home}/{path}", SESSION_CACHES[path])]
     if not present:
         return []
     try:
@@ -84,9 +95,10 @@ def harvest_caches(template: Path, guest: Guest, home: str = "/home/user") -> li
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _guest_has(guest: Guest, path: str) -> bool:
+def _guest_has(guest: Guest, folder: str, whole: str) -> bool:
+    """Whether the guest's ``folder`` holds a file matching ``whole`` (the cache is complete)."""
     try:
-        return guest.execute(["test", "-d", path], timeout=10.0).returncode == 0
+        return guest.execute(["sh", "-c", f'ls "{folder}"/{whole}'], timeout=10.0).returncode == 0
     except GuestError:
         return False
 

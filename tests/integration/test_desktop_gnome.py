@@ -128,6 +128,19 @@ def test_a_desktop_starts_with_the_shaders_its_first_window_and_menus_need(gnome
     assert start >= 20 and compiled <= 6, result.output
 
 
+def test_a_desktop_starts_with_gstreamers_plugin_registry(gnome: LocalProvider) -> None:
+    """The home template holds GStreamer's plugin registry, so the screencast service GNOME
+    Shell starts with it does not scan every plugin again (about 1 CPU-second a desktop): the
+    registry a desktop has 10 s after its restore is still the template's, older than the
+    restore. Without it, each desktop wrote its own within a few seconds of its start."""
+    restored = time.time()
+    env = gnome.restore("init_state")
+    time.sleep(10)
+    found = env.guest.execute(["sh", "-c", "stat -c %Y ~/.cache/gstreamer-1.0/registry.*.bin"])
+    assert found.returncode == 0, f"no GStreamer registry in the home: {found.output}"
+    assert int(found.output.split()[0]) < restored, "the desktop wrote its own registry"
+
+
 def test_each_ubuntu_font_face_is_one_file_with_latin_and_digits(gnome: LocalProvider) -> None:
     """The Ubuntu font the apps get is one face per weight and style, each with the digits
     and Latin letters: with a file per script under one name (as Fontsource ships it),
