@@ -47,7 +47,7 @@ class PackingGuest:
         assert isinstance(command, list)
         self.commands.append(command)
         if command[0] == "sh":  # is the cache there, whole?
-            whole = self.blob is not None and not any(f"/{path}\"" in command[2] for path in self.partial)
+            whole = self.blob is not None and not any(f'/{path}"' in command[2] for path in self.partial)
             return CommandResult(0 if whole else 2, "", "")
         return CommandResult(0, "", "")
 
