@@ -17,9 +17,9 @@ Once per template, the provider starts a desktop that no task will get, has it d
 terminal window, its menus and the overview (:data:`WARM_UP_CODE`,
 :mod:`pytest_osworld.guest.shader_warm_up`), and :func:`harvest_caches` copies its cache
 and its GStreamer registry into the template, so every desktop after it starts with those
-shaders compiled and those plugins known. Only a
-desktop driven by that code alone is harvested: one a task (an agent's code) has run in
-could have written entries for later tasks' desktops to load. (The file indexer's database,
+shaders compiled and those plugins known. Only a desktop driven by that code alone is
+harvested: one a task (an agent's code) has run in could have written entries for later
+tasks' desktops to load. (The file indexer's database,
 built in an empty home at each start too, is not taken: a database copied while its owner
 may be writing it could be torn.) A cache is written into the template whole or not at all
 (an atomic rename of a complete folder), so a sandbox copying the template at that moment
