@@ -64,6 +64,8 @@ QUIET_SECONDS = 0.5
 RESTLESS_SECONDS = 2.0
 #: Such a tile changed in every slice of this many seconds of :data:`RESTLESS_SECONDS`.
 RESTLESS_SLICE = 0.5
+#: How far back the looks are kept (beyond the quiet time and the restless span).
+KEEP_SECONDS = max(QUIET_SECONDS, RESTLESS_SECONDS) + 1.0
 #: How long to wait between two looks at the windows and the screen.
 POLL_SECONDS = 0.2
 #: Programs that use or wait for less than this share of one CPU over the quiet time are idle.
@@ -71,6 +73,8 @@ IDLE_CORES = 0.15
 #: While the programs are idle, a change of at most this many tiles is not drawing (a caret's
 #: first blink, a clock): what an idle program draws is what it shows.
 IDLE_TILES = 2
+#: What a wait that has not yet looked for :data:`QUIET_SECONDS` waits for.
+QUIET_TIME = "the quiet time to pass"
 #: Setup step types that start a program, whose window is waited for.
 WINDOW_STEPS = frozenset({"launch", "open"})
 #: Setup step types after which the screen may still be changing.
@@ -126,6 +130,56 @@ def open_windows(guest: Guest) -> frozenset[str] | None:
     return frozenset(line.split()[0] for line in listed.output.splitlines() if line.strip())
 
 
+@dataclass
+class Watch:
+    """What the looks of a settle wait have seen so far: the screen's tiles, the window lists
+    and the programs' load. A wait given the watch of one that ended at most
+    :data:`QUIET_SECONDS` before goes on from it (a ``sleep`` step's wait, then the wait after
+    setup), so a desktop that was settled then is settled at the first look."""
+
+    #: The programs' load probe (its ``before``: the processes that do not count).
+    load: DemandProbe
+    history: TileHistory = field(default_factory=lambda: TileHistory(keep=KEEP_SECONDS))
+    #: The window list at each look (None: the guest cannot say).
+    listings: list[tuple[float, frozenset[str] | None]] = field(default_factory=list)
+    #: The programs' demand between two looks, at the later one; the first look is the start
+    #: (0.0), so a load over the quiet time is known at the second.
+    demands: list[tuple[float, float]] = field(default_factory=list)
+    #: The wall clock at the latest look (the top bar's clock, :func:`clock_tick`).
+    previous_wall: float | None = None
+
+    @property
+    def last_look(self) -> float | None:
+        """When the latest look was taken (the wait's clock), None before the first."""
+        return self.listings[-1][0] if self.listings else None
+
+    def restart(self) -> None:
+        """Forget every look (the load's processes that do not count stay)."""
+        self.history = TileHistory(keep=KEEP_SECONDS)
+        self.listings.clear()
+        self.demands.clear()
+        self.previous_wall = None
+        self.load.forget()
+
+    def take(self, guest: Guest, clock: Callable[[], float], wall_clock: Callable[[], float]) -> float:
+        """One look at the window list, the screen and the programs' load; its time."""
+        windows = open_windows(guest)
+        signature = tile_signature(guest.screenshot())
+        demand = self.load.sample()
+        now, wall = clock(), wall_clock()
+        self.history.add(now, signature, clock_tick(self.previous_wall, wall))
+        self.previous_wall = wall
+        self.listings.append((now, windows))
+        if demand is not None:
+            self.demands.append((now, demand))
+        elif self.load.available and not self.demands:
+            self.demands.append((now, 0.0))
+        for kept in (self.listings, self.demands):
+            while len(kept) > 2 and kept[1][0] < now - KEEP_SECONDS:
+                del kept[0]
+        return now
+
+
 def settle(
     guest: Guest,
     before: frozenset[str] | None,
@@ -138,37 +192,40 @@ def settle(
     sleep: Callable[[float], None] = time.sleep,
     wall_clock: Callable[[], float] = time.time,
     before_processes: frozenset[str] | None = None,
+    watch: Watch | None = None,
 ) -> Settled:
     """Wait until the desktop is settled (see the module's docstring), at most ``timeout``.
 
     ``before`` is :func:`open_windows` as it was before setup; ``expect_new_window`` says
     whether setup started programs (:func:`settle_plan`); ``before_processes`` the
     processes there were before setup (:meth:`DemandProbe.processes`), whose load does not
-    count (None: those there are when the wait starts).
+    count (None: those there are when the wait starts). ``watch`` is an earlier wait's
+    (:class:`Watch`), gone on from when its last look is at most ``quiet`` seconds old, and
+    kept up to date by this one.
     """
     started = clock()
-    history = TileHistory(keep=max(quiet, RESTLESS_SECONDS) + 1.0)
-    listings: list[tuple[float, frozenset[str] | None]] = []
-    load = DemandProbe(guest)
-    load.before = before_processes if before_processes is not None else load.processes()
-    demands: list[tuple[float, float]] = []
-    previous_wall: float | None = None
+    if watch is None:
+        load = DemandProbe(guest)
+        load.before = before_processes if before_processes is not None else load.processes()
+        watch = Watch(load)
+    elif watch.last_look is None or started - watch.last_look > quiet:
+        watch.restart()
     waited: dict[str, float] = {}
     last_look: tuple[float, str] | None = None
     while True:
-        windows = open_windows(guest)
-        signature = tile_signature(guest.screenshot())
-        demand = load.sample()
-        now, wall = clock(), wall_clock()
-        history.add(now, signature, clock_tick(previous_wall, wall))
-        previous_wall = wall
-        listings.append((now, windows))
-        if demand is not None:
-            demands.append((now, demand))
+        now = watch.take(guest, clock, wall_clock)
+        windows = watch.listings[-1][1]
         new = len(windows - before) if windows is not None and before is not None else 0
         need_new = expect_new_window and windows is not None and before is not None
         look = _look(
-            history, listings, now, quiet, need_new, new, load.available, _busy_cores(demands, now, quiet)
+            watch.history,
+            watch.listings,
+            now,
+            quiet,
+            need_new,
+            new,
+            watch.load.available,
+            _busy_cores(watch.demands, now, quiet),
         )
         if last_look is not None and last_look[1]:
             waited[last_look[1]] = waited.get(last_look[1], 0.0) + now - last_look[0]
@@ -184,7 +241,11 @@ def settle(
                 blinking_tiles=look.blinking,
                 waited=waited,
             )
-        sleep(interval)
+        pause = interval
+        until_quiet = watch.history.times[0] + quiet - now
+        if look.waiting_for == QUIET_TIME and 0.0 < until_quiet < interval:
+            pause = until_quiet  # the next look is the first that can end the quiet time
+        sleep(min(pause, max(started + timeout - now, 0.0)))
 
 
 @dataclass(frozen=True)
@@ -206,6 +267,13 @@ def _busy_cores(demands: list[tuple[float, float]], now: float, quiet: float) ->
     return sum(seconds for _, seconds in recent) / max(now - earlier[-1], 1e-6)
 
 
+def _since(listings: list[tuple[float, frozenset[str] | None]], since: float) -> set[frozenset[str] | None]:
+    """The window lists seen since ``since``, with the one it started from (the latest look at
+    or before it)."""
+    start = max((index for index, (at, _) in enumerate(listings) if at <= since), default=0)
+    return {windows for _, windows in listings[start:]}
+
+
 def _look(
     history: TileHistory,
     listings: list[tuple[float, frozenset[str] | None]],
@@ -219,8 +287,8 @@ def _look(
     if need_new and new == 0:
         return _Look("a window of a program that setup started")
     if history.span < quiet or (load_known and busy_cores is None):
-        return _Look("the quiet time to pass")
-    if len({windows for at, windows in listings if at >= now - quiet}) > 1:
+        return _Look(QUIET_TIME)
+    if len(_since(listings, now - quiet)) > 1:
         return _Look("the window list to stop changing")
     busy = history.changed_since(now - quiet)
     blinking = history.blinking(sorted(busy))
@@ -255,18 +323,23 @@ def run_and_settle(
     ``sleep`` steps that follow a ``launch`` or ``open``
     (:func:`pytest_osworld.setup_steps.run_steps`): OSWorld's sleep gives the program time
     to come up, and it ends once the program's window is there and the desktop is settled.
+    The wait after setup goes on from the looks of such a sleep when it ended at most
+    :data:`QUIET_SECONDS` before (:class:`Watch`): a desktop settled then, and unchanged since,
+    is not waited for again.
     """
     wait, expect_new_window = settle_plan(step_types)
     before: frozenset[str] | None = None
-    processes: frozenset[str] | None = None
+    watch: Watch | None = None
     if wait:
         with timings.phase("settle") if timings is not None else contextlib.nullcontext():
             before = open_windows(guest) if expect_new_window else None
-            processes = DemandProbe(guest).processes()
+            load = DemandProbe(guest)
+            load.before = load.processes()
+            watch = Watch(load)
 
     def sleep_until_settled(seconds: float) -> None:
         started = time.monotonic()
-        settled = settle(guest, before, expect_new_window=True, timeout=seconds, before_processes=processes)
+        settled = settle(guest, before, expect_new_window=True, timeout=seconds, watch=watch)
         if settled.timed_out:
             time.sleep(max(seconds - (time.monotonic() - started), 0.0))
 
@@ -274,7 +347,7 @@ def run_and_settle(
     if not wait:
         return None
     with timings.phase("settle") if timings is not None else contextlib.nullcontext():
-        settled = settle(guest, before, expect_new_window=expect_new_window, before_processes=processes)
+        settled = settle(guest, before, expect_new_window=expect_new_window, watch=watch)
     if timings is not None:
         timings.settle = settled.to_json()
     return settled
