@@ -153,6 +153,13 @@ class Watch:
         """When the latest look was taken (the wait's clock), None before the first."""
         return self.listings[-1][0] if self.listings else None
 
+    def go_on(self, now: float, quiet: float = QUIET_SECONDS) -> None:
+        """Go on from the looks so far if the latest is at most ``quiet`` seconds before
+        ``now``; else forget them (:meth:`restart`): a load or a window list read across a
+        longer gap would blur what happened in it."""
+        if self.last_look is None or now - self.last_look > quiet:
+            self.restart()
+
     def restart(self) -> None:
         """Forget every look (the load's processes that do not count stay)."""
         self.history = TileHistory(keep=KEEP_SECONDS)
@@ -208,8 +215,8 @@ def settle(
         load = DemandProbe(guest)
         load.before = before_processes if before_processes is not None else load.processes()
         watch = Watch(load)
-    elif watch.last_look is None or started - watch.last_look > quiet:
-        watch.restart()
+    else:
+        watch.go_on(started, quiet)
     waited: dict[str, float] = {}
     last_look: tuple[float, str] | None = None
     while True:
@@ -304,48 +311,76 @@ def _look(
     return _Look("", len(moving), len(blinking))
 
 
-#: What the setup is handed to wait in a ``sleep`` step that follows a ``launch`` or ``open``:
-#: wait at most the step's seconds, less once what the step started has settled.
-SleepUntilSettled = Callable[[float], None]
+#: What setup is handed to wait its ``sleep`` steps: the step's seconds, and whether it may end
+#: early, once the program that a ``launch`` or ``open`` just started has settled.
+Sleeper = Callable[[float, bool], None]
+#: A ``sleep`` that may not end early is spent looking at the desktop over its last this many
+#: seconds (what tells a video, and the quiet time), so the wait after setup goes on from them.
+WATCHED_SECONDS = RESTLESS_SECONDS + QUIET_SECONDS
+
+
+def watch_while_sleeping(
+    guest: Guest,
+    watch: Watch,
+    seconds: float,
+    *,
+    interval: float = POLL_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    wall_clock: Callable[[], float] = time.time,
+) -> None:
+    """Sleep ``seconds``, no less, looking at the desktop (:meth:`Watch.take`) every
+    ``interval`` over the last :data:`WATCHED_SECONDS` of them; the latest look is at most two
+    intervals before the end."""
+    end = clock() + seconds
+    sleep(max(seconds - WATCHED_SECONDS, 0.0))
+    watch.go_on(clock())
+    while end - clock() > interval:
+        watch.take(guest, clock, wall_clock)
+        sleep(min(interval, max(end - clock(), 0.0)))
+    sleep(max(end - clock(), 0.0))
 
 
 def run_and_settle(
     guest: Guest,
     step_types: Iterable[str],
-    run_setup: Callable[[SleepUntilSettled | None], None],
+    run_setup: Callable[[Sleeper | None], None],
     timings: TaskTimings | None = None,
 ) -> Settled | None:
     """Run a task's setup (``run_setup``), then settle as its step types ask (None when
     they leave the desktop as restored). The windows' listing before setup and the wait
     after it are timed as the ``settle`` phase; how it ended goes to ``timings.settle``.
 
-    When setup starts programs, ``run_setup`` is given a :data:`SleepUntilSettled` for its
-    ``sleep`` steps that follow a ``launch`` or ``open``
-    (:func:`pytest_osworld.setup_steps.run_steps`): OSWorld's sleep gives the program time
-    to come up, and it ends once the program's window is there and the desktop is settled.
-    The wait after setup goes on from the looks of such a sleep when it ended at most
-    :data:`QUIET_SECONDS` before (:class:`Watch`): a desktop settled then, and unchanged since,
-    is not waited for again.
+    When the desktop is to be waited for, ``run_setup`` is given a :data:`Sleeper` for its
+    ``sleep`` steps (:func:`pytest_osworld.setup_steps.run_steps`). A sleep that follows a
+    ``launch`` or ``open`` gives the program time to come up (OSWorld's reason for it), and it
+    ends once the program's window is there and the desktop is settled. Every other sleep
+    lasts its seconds, looking at the desktop over the last of them
+    (:func:`watch_while_sleeping`). The wait after setup goes on from a sleep's looks when the
+    latest was at most :data:`QUIET_SECONDS` before (:class:`Watch`): a desktop settled then,
+    and unchanged since, is not waited for again, and a video that played through the sleep
+    is known for one.
     """
     wait, expect_new_window = settle_plan(step_types)
-    before: frozenset[str] | None = None
-    watch: Watch | None = None
-    if wait:
-        with timings.phase("settle") if timings is not None else contextlib.nullcontext():
-            before = open_windows(guest) if expect_new_window else None
-            load = DemandProbe(guest)
-            load.before = load.processes()
-            watch = Watch(load)
-
-    def sleep_until_settled(seconds: float) -> None:
-        started = time.monotonic()
-        settled = settle(guest, before, expect_new_window=True, timeout=seconds, watch=watch)
-        if settled.timed_out:
-            time.sleep(max(seconds - (time.monotonic() - started), 0.0))
-
-    run_setup(sleep_until_settled if expect_new_window else None)
     if not wait:
+        run_setup(None)
         return None
+    with timings.phase("settle") if timings is not None else contextlib.nullcontext():
+        before = open_windows(guest) if expect_new_window else None
+        load = DemandProbe(guest)
+        load.before = load.processes()
+        watch = Watch(load)
+
+    def sleeper(seconds: float, until_settled: bool) -> None:
+        if until_settled:
+            started = time.monotonic()
+            settled = settle(guest, before, expect_new_window=True, timeout=seconds, watch=watch)
+            if settled.timed_out:
+                time.sleep(max(seconds - (time.monotonic() - started), 0.0))
+        else:
+            watch_while_sleeping(guest, watch, seconds)
+
+    run_setup(sleeper)
     with timings.phase("settle") if timings is not None else contextlib.nullcontext():
         settled = settle(guest, before, expect_new_window=expect_new_window, watch=watch)
     if timings is not None:

@@ -56,7 +56,7 @@ def run_steps(
     steps: Sequence[Step],
     phase: str = "setup",
     timings: TaskTimings | None = None,
-    sleep_until_settled: Callable[[float], None] | None = None,
+    sleeper: Callable[[float, bool], None] | None = None,
 ) -> None:
     """Run ``steps`` in order; the first failure raises with its index, type and cause.
 
@@ -65,20 +65,22 @@ def run_steps(
     step's seconds (a failed one's too) go to ``phase``, OSWorld's ``sleep`` steps to
     ``setup_sleep``, and one entry per step to ``timings.setup_steps``.
 
-    ``sleep_until_settled`` (from the settle wait, :mod:`pytest_osworld.episode.settle`) takes
-    the place of a ``sleep`` step that follows a ``launch`` or ``open`` (other sleeps between
-    them count as one): such a sleep gives the program time to come up, and ends once it
-    has; its entry in ``timings.setup_steps`` says ``"until_settled": true``.
+    ``sleeper`` (from the settle wait, :mod:`pytest_osworld.episode.settle`) waits the
+    ``sleep`` steps, given their seconds and whether the step may end once the desktop has
+    settled: a ``sleep`` that follows a ``launch`` or ``open`` (other sleeps between them
+    count as one) gives the program time to come up, and ends once it has; its entry in
+    ``timings.setup_steps`` says ``"until_settled": true``. Every other sleep lasts its
+    seconds.
     """
     total = len(steps)
     clock = timings.clock if timings is not None else time.perf_counter
     previous = ""
     for index, step in enumerate(steps, start=1):
         started = clock()
-        early = sleep_until_settled is not None and step.type == "sleep" and previous in STARTING_STEPS
+        early = sleeper is not None and step.type == "sleep" and previous in STARTING_STEPS
         try:
-            if early and sleep_until_settled is not None:
-                _sleep_until_settled(sleep_until_settled, step, index, total)
+            if sleeper is not None and step.type == "sleep":
+                _sleep_with(sleeper, step, index, total, early)
             else:
                 _run_step(ctx, step, index, total)
         finally:
@@ -98,14 +100,16 @@ def run_steps(
             previous = step.type
 
 
-def _sleep_until_settled(wait: Callable[[float], None], step: Step, index: int, total: int) -> None:
-    """A ``sleep`` step's seconds, as :func:`_run_step` checks them, waited for with ``wait``."""
+def _sleep_with(
+    sleeper: Callable[[float, bool], None], step: Step, index: int, total: int, until_settled: bool
+) -> None:
+    """A ``sleep`` step's seconds, as :func:`_run_step` checks them, waited with ``sleeper``."""
     try:
         handler_parameters(step.parameters, ["seconds"])
         seconds = float(step.parameters["seconds"])
     except (KeyError, TypeError, ValueError) as exc:
         raise SetupStepError(index, total, step.type, f"bad parameters at {step.json_path}: {exc}") from exc
-    wait(seconds)
+    sleeper(seconds, until_settled)
 
 
 def _run_step(ctx: TaskContext, step: Step, index: int, total: int) -> None:

@@ -23,6 +23,7 @@ from pytest_osworld.episode.settle import (
     POLL_SECONDS,
     QUIET_SECONDS,
     RESTLESS_SECONDS,
+    WATCHED_SECONDS,
     Settled,
     run_and_settle,
     settle,
@@ -407,11 +408,11 @@ def test_a_sleep_after_a_launch_ends_once_the_desktop_settled() -> None:
     guest = ScriptedGuest(windows=[(0, DESKTOP)], screens=[(0, APP)])
     took: list[float] = []
 
-    def launch_then_sleep(sleep: Callable[[float], None] | None) -> None:
+    def launch_then_sleep(sleep: Callable[[float, bool], None] | None) -> None:
         assert sleep is not None
         guest.windows = [(0, GIMP)]  # the launched program's window
         started = time.monotonic()
-        sleep(5.0)
+        sleep(5.0, True)
         took.append(time.monotonic() - started)
 
     settled = run_and_settle(guest, ["launch", "sleep"], launch_then_sleep)
@@ -424,10 +425,10 @@ def _launch_sleep_then(after_sleep: Callable[[ScriptedGuest], None]) -> Settled 
     window comes at once and stays still (real seconds), then the wait after it."""
     guest = ScriptedGuest(windows=[(0, DESKTOP)], screens=[(0, APP)])
 
-    def setup(sleep: Callable[[float], None] | None) -> None:
+    def setup(sleep: Callable[[float, bool], None] | None) -> None:
         assert sleep is not None
         guest.windows = [(0, GIMP)]
-        sleep(5.0)
+        sleep(5.0, True)
         after_sleep(guest)
 
     return run_and_settle(guest, ["launch", "sleep", "execute"], setup)
@@ -451,6 +452,37 @@ def test_a_change_after_a_settled_sleep_is_waited_for_again() -> None:
     settled = _launch_sleep_then(draw)
     assert settled is not None and not settled.timed_out
     assert settled.seconds >= QUIET_SECONDS - 0.05
+
+
+@dataclass
+class PlayingGuest(ScriptedGuest):
+    """A guest that plays a video over a 2x2 square of tiles: each screenshot is its next frame."""
+
+    frame: int = 0
+
+    def screenshot(self) -> bytes:
+        self.frame += 1
+        colour = ("red", "green", "blue")[self.frame % 3]
+        return screen(*((column, row, colour) for column in (4, 5) for row in (1, 2)))
+
+
+def test_a_sleep_after_other_steps_lasts_its_seconds_and_the_wait_goes_on_from_its_looks() -> None:
+    """A sleep that may not end early (after an ``execute``) lasts its seconds, looking at the
+    desktop over the last of them: the video that played through it is known when setup ends,
+    and the wait after setup needs one look (it would need the restless span, 2 s, alone)."""
+    guest = PlayingGuest(windows=[(0, GIMP)], screens=[(0, APP)])
+    took: list[float] = []
+
+    def execute_then_sleep(sleep: Callable[[float, bool], None] | None) -> None:
+        assert sleep is not None
+        started = time.monotonic()
+        sleep(WATCHED_SECONDS + 0.2, False)
+        took.append(time.monotonic() - started)
+
+    settled = run_and_settle(guest, ["execute", "sleep"], execute_then_sleep)
+    assert took[0] >= WATCHED_SECONDS + 0.2
+    assert settled is not None and not settled.timed_out and settled.moving_tiles == 4
+    assert settled.seconds < QUIET_SECONDS / 2
 
 
 @dataclass
