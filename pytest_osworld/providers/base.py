@@ -15,6 +15,29 @@ from typing import Any
 from pytest_osworld.errors import EnvironmentFailure, NeedsCapability
 from pytest_osworld.guest_client.api import Guest
 
+#: The spellings of a yes/no provider option (any case).
+FLAG_VALUES = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+    "": False,
+}
+
+
+def flag_option(options: dict[str, str], key: str, provider: str) -> bool:
+    """A yes/no option of ``provider`` (absent: no); a spelling not in :data:`FLAG_VALUES`
+    is a ValueError that names the option and says what to write."""
+    raw = options.get(key, "0")
+    value = FLAG_VALUES.get(raw.strip().lower())
+    if value is None:
+        raise ValueError(f"{provider} provider option {key}={raw!r}: use 1 or 0")
+    return value
+
 
 @dataclass(frozen=True)
 class ProviderConfig:

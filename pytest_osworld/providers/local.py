@@ -72,7 +72,7 @@ from pathlib import Path
 
 from pytest_osworld.errors import EnvironmentFailure, GuestError
 from pytest_osworld.guest_client.client import GuestClient
-from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
+from pytest_osworld.providers.base import Environment, Provider, ProviderConfig, flag_option
 from pytest_osworld.providers.local_caches import (
     WARM_UP_CODE,
     WARM_UP_SECONDS,
@@ -212,7 +212,7 @@ class LocalOptions:
             cache_dir=Path(options.get("cache_dir") or default_cache).expanduser(),
             ready_timeout=seconds("ready_timeout", 60.0),
             template_timeout=seconds("template_timeout", 600.0),
-            rebuild_template=options.get("rebuild_template", "0").lower() in ("1", "true", "yes"),
+            rebuild_template=flag_option(options, "rebuild_template", "local"),
             python=options.get("python") or sys.executable,
             timezone=_time_zone(options.get("timezone") or DEFAULT_TIMEZONE),
             session=_session(options.get("session") or DEFAULT_SESSION),

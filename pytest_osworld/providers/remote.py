@@ -31,7 +31,7 @@ from filelock import FileLock, Timeout
 
 from pytest_osworld.errors import EnvironmentFailure, GuestError
 from pytest_osworld.guest_client.client import GuestClient
-from pytest_osworld.providers.base import Environment, Provider, ProviderConfig
+from pytest_osworld.providers.base import Environment, Provider, ProviderConfig, flag_option
 
 OPTIONS = ("pool", "urls", "allow_no_reset", "lock_dir")
 NO_RESET = (
@@ -80,10 +80,6 @@ def parse_pool(text: str, separator: str = "\n") -> list[RemoteDesktop]:
     return desktops
 
 
-def _bool(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "yes")
-
-
 class RemoteProvider(Provider):
     """Claims one desktop of the pool for this worker; health-checks it before each task."""
 
@@ -102,7 +98,7 @@ class RemoteProvider(Provider):
         super().__init__(config)
         self.check_options(config.options)
         self.pool = self.load_pool(config.options)
-        self.allow_no_reset = _bool(config.options.get("allow_no_reset", "0"))
+        self.allow_no_reset = flag_option(config.options, "allow_no_reset", "remote")
         default_locks = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         self.lock_dir = Path(config.options.get("lock_dir") or default_locks / "pytest-osworld" / "remote")
         self._lock: FileLock | None = None
@@ -114,6 +110,7 @@ class RemoteProvider(Provider):
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise ValueError(f"unknown remote provider option(s) {unknown}; known: {list(OPTIONS)}")
+        flag_option(options, "allow_no_reset", "remote")
         cls.load_pool(options)
 
     @property

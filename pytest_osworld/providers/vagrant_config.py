@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_osworld.errors import EnvironmentFailure
+from pytest_osworld.providers.base import flag_option
 from pytest_osworld.providers.local import SESSION_PROGRAMS
 
 #: The package deployed into each VM (this source tree or installed copy).
@@ -113,15 +114,6 @@ def _default_driver() -> str:
     """``kvm`` where a hardware KVM module is loaded, else ``qemu`` (TCG)."""
     modules = Path("/sys/module")
     return "kvm" if (modules / "kvm_intel").exists() or (modules / "kvm_amd").exists() else "qemu"
-
-
-def _flag(options: dict[str, str], key: str) -> bool:
-    raw = options.get(key, "0").strip().lower()
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError(f"vagrant provider option {key}={raw!r}: use 1 or 0")
 
 
 def _number(options: dict[str, str], key: str, default: float, *, integer: bool = False) -> float:
@@ -241,9 +233,9 @@ class VagrantOptions:
             libvirt_driver=driver,
             storage_pool=options.get("storage_pool") or "default",
             netns=options.get("netns") or None,
-            keep_vms=_flag(options, "keep_vms"),
-            provision=_flag(options, "provision"),
-            minimal=_flag(options, "minimal"),
+            keep_vms=flag_option(options, "keep_vms", "vagrant"),
+            provision=flag_option(options, "provision", "vagrant"),
+            minimal=flag_option(options, "minimal", "vagrant"),
             vagrant_home=Path(options["vagrant_home"]).expanduser() if options.get("vagrant_home") else None,
             guest_port=port,
             host_port=host_port,
@@ -289,8 +281,8 @@ def _refuse_ignored(
     """``ValueError`` for an option given where it would be ignored (each value already valid)."""
     if box is not None and build is not None:
         raise ValueError(BOX_WITH_BUILD.format(build=build, box=box))
-    provision = _flag(options, "provision")
-    if _flag(options, "minimal") and not provision:
+    provision = flag_option(options, "provision", "vagrant")
+    if flag_option(options, "minimal", "vagrant") and not provision:
         raise ValueError(MINIMAL_WITHOUT_PROVISION)
     if provision and image is not None:
         raise ValueError(PROVISION_WITH_IMAGE)
@@ -312,7 +304,7 @@ def _refuse_ignored(
         raise ValueError(SESSION_WITH_IMAGE.format(session=session))
     if session == "gnome" and build == "minimal":
         raise ValueError(GNOME_WITHOUT_GNOME_BOX.format(what="the minimal box (build=minimal)"))
-    if session == "gnome" and _flag(options, "minimal"):
+    if session == "gnome" and flag_option(options, "minimal", "vagrant"):
         raise ValueError(GNOME_WITHOUT_GNOME_BOX.format(what="provision=1 with minimal=1"))
 
 

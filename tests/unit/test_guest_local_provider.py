@@ -35,6 +35,7 @@ def test_options_defaults_and_parsing(tmp_path):
         ({"template_timeout": "0"}, "template_timeout='0': must be positive"),
         ({"colour": "blue"}, "unknown local provider option(s): colour"),
         ({"session": "kde"}, "session='kde': use one of gnome, openbox"),
+        ({"rebuild_template": "maybe"}, "local provider option rebuild_template='maybe': use 1 or 0"),
     ],
 )
 def test_bad_options_name_the_option(options, message):

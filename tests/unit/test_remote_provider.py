@@ -27,6 +27,7 @@ def test_inline_urls() -> None:
         ({"urls": " , "}, "the remote pool is empty"),
         ({"urls": "http://a:1", "colour": "red"}, "unknown remote provider option"),
         ({"pool": "/nonexistent/pool.txt"}, "cannot read the remote pool file"),
+        ({"urls": "http://a:1", "allow_no_reset": "sometimes"}, "allow_no_reset='sometimes': use 1 or 0"),
     ],
 )
 def test_bad_options(options, message) -> None:
