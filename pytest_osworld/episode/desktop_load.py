@@ -78,10 +78,6 @@ class DemandProbe:
             return None
         return found
 
-    def forget(self) -> None:
-        """Forget the last sample: the next :meth:`sample` starts over (and says None)."""
-        self._last = None
-
     def sample(self) -> float | None:
         """Seconds of CPU used or waited for since the previous sample by the processes not in
         :attr:`before` (None for the first sample, and when the guest cannot say)."""

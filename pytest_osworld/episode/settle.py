@@ -64,8 +64,6 @@ QUIET_SECONDS = 0.5
 RESTLESS_SECONDS = 2.0
 #: Such a tile changed in every slice of this many seconds of :data:`RESTLESS_SECONDS`.
 RESTLESS_SLICE = 0.5
-#: How far back the looks are kept (beyond the quiet time and the restless span).
-KEEP_SECONDS = max(QUIET_SECONDS, RESTLESS_SECONDS) + 1.0
 #: How long to wait between two looks at the windows and the screen.
 POLL_SECONDS = 0.2
 #: Programs that use or wait for less than this share of one CPU over the quiet time are idle.
@@ -73,8 +71,6 @@ IDLE_CORES = 0.15
 #: While the programs are idle, a change of at most this many tiles is not drawing (a caret's
 #: first blink, a clock): what an idle program draws is what it shows.
 IDLE_TILES = 2
-#: What a wait that has not yet looked for :data:`QUIET_SECONDS` waits for.
-QUIET_TIME = "the quiet time to pass"
 #: Setup step types that start a program, whose window is waited for.
 WINDOW_STEPS = frozenset({"launch", "open"})
 #: Setup step types after which the screen may still be changing.
@@ -130,63 +126,6 @@ def open_windows(guest: Guest) -> frozenset[str] | None:
     return frozenset(line.split()[0] for line in listed.output.splitlines() if line.strip())
 
 
-@dataclass
-class Watch:
-    """What the looks of a settle wait have seen so far: the screen's tiles, the window lists
-    and the programs' load. A wait given the watch of one that ended at most
-    :data:`QUIET_SECONDS` before goes on from it (a ``sleep`` step's wait, then the wait after
-    setup), so a desktop that was settled then is settled at the first look."""
-
-    #: The programs' load probe (its ``before``: the processes that do not count).
-    load: DemandProbe
-    history: TileHistory = field(default_factory=lambda: TileHistory(keep=KEEP_SECONDS))
-    #: The window list at each look (None: the guest cannot say).
-    listings: list[tuple[float, frozenset[str] | None]] = field(default_factory=list)
-    #: The programs' demand between two looks, at the later one; the first look is the start
-    #: (0.0), so a load over the quiet time is known at the second.
-    demands: list[tuple[float, float]] = field(default_factory=list)
-    #: The wall clock at the latest look (the top bar's clock, :func:`clock_tick`).
-    previous_wall: float | None = None
-
-    @property
-    def last_look(self) -> float | None:
-        """When the latest look was taken (the wait's clock), None before the first."""
-        return self.listings[-1][0] if self.listings else None
-
-    def go_on(self, now: float, quiet: float = QUIET_SECONDS) -> None:
-        """Go on from the looks so far if the latest is at most ``quiet`` seconds before
-        ``now``; else forget them (:meth:`restart`): a load or a window list read across a
-        longer gap would blur what happened in it."""
-        if self.last_look is None or now - self.last_look > quiet:
-            self.restart()
-
-    def restart(self) -> None:
-        """Forget every look (the load's processes that do not count stay)."""
-        self.history = TileHistory(keep=KEEP_SECONDS)
-        self.listings.clear()
-        self.demands.clear()
-        self.previous_wall = None
-        self.load.forget()
-
-    def take(self, guest: Guest, clock: Callable[[], float], wall_clock: Callable[[], float]) -> float:
-        """One look at the window list, the screen and the programs' load; its time."""
-        windows = open_windows(guest)
-        signature = tile_signature(guest.screenshot())
-        demand = self.load.sample()
-        now, wall = clock(), wall_clock()
-        self.history.add(now, signature, clock_tick(self.previous_wall, wall))
-        self.previous_wall = wall
-        self.listings.append((now, windows))
-        if demand is not None:
-            self.demands.append((now, demand))
-        elif self.load.available and not self.demands:
-            self.demands.append((now, 0.0))
-        for kept in (self.listings, self.demands):
-            while len(kept) > 2 and kept[1][0] < now - KEEP_SECONDS:
-                del kept[0]
-        return now
-
-
 def settle(
     guest: Guest,
     before: frozenset[str] | None,
@@ -199,40 +138,37 @@ def settle(
     sleep: Callable[[float], None] = time.sleep,
     wall_clock: Callable[[], float] = time.time,
     before_processes: frozenset[str] | None = None,
-    watch: Watch | None = None,
 ) -> Settled:
     """Wait until the desktop is settled (see the module's docstring), at most ``timeout``.
 
     ``before`` is :func:`open_windows` as it was before setup; ``expect_new_window`` says
     whether setup started programs (:func:`settle_plan`); ``before_processes`` the
     processes there were before setup (:meth:`DemandProbe.processes`), whose load does not
-    count (None: those there are when the wait starts). ``watch`` is an earlier wait's
-    (:class:`Watch`), gone on from when its last look is at most ``quiet`` seconds old, and
-    kept up to date by this one.
+    count (None: those there are when the wait starts).
     """
     started = clock()
-    if watch is None:
-        load = DemandProbe(guest)
-        load.before = before_processes if before_processes is not None else load.processes()
-        watch = Watch(load)
-    else:
-        watch.go_on(started, quiet)
+    history = TileHistory(keep=max(quiet, RESTLESS_SECONDS) + 1.0)
+    listings: list[tuple[float, frozenset[str] | None]] = []
+    load = DemandProbe(guest)
+    load.before = before_processes if before_processes is not None else load.processes()
+    demands: list[tuple[float, float]] = []
+    previous_wall: float | None = None
     waited: dict[str, float] = {}
     last_look: tuple[float, str] | None = None
     while True:
-        now = watch.take(guest, clock, wall_clock)
-        windows = watch.listings[-1][1]
+        windows = open_windows(guest)
+        signature = tile_signature(guest.screenshot())
+        demand = load.sample()
+        now, wall = clock(), wall_clock()
+        history.add(now, signature, clock_tick(previous_wall, wall))
+        previous_wall = wall
+        listings.append((now, windows))
+        if demand is not None:
+            demands.append((now, demand))
         new = len(windows - before) if windows is not None and before is not None else 0
         need_new = expect_new_window and windows is not None and before is not None
         look = _look(
-            watch.history,
-            watch.listings,
-            now,
-            quiet,
-            need_new,
-            new,
-            watch.load.available,
-            _busy_cores(watch.demands, now, quiet),
+            history, listings, now, quiet, need_new, new, load.available, _busy_cores(demands, now, quiet)
         )
         if last_look is not None and last_look[1]:
             waited[last_look[1]] = waited.get(last_look[1], 0.0) + now - last_look[0]
@@ -248,11 +184,7 @@ def settle(
                 blinking_tiles=look.blinking,
                 waited=waited,
             )
-        pause = interval
-        until_quiet = watch.history.times[0] + quiet - now
-        if look.waiting_for == QUIET_TIME and 0.0 < until_quiet < interval:
-            pause = until_quiet  # the next look is the first that can end the quiet time
-        sleep(min(pause, max(started + timeout - now, 0.0)))
+        sleep(interval)
 
 
 @dataclass(frozen=True)
@@ -274,13 +206,6 @@ def _busy_cores(demands: list[tuple[float, float]], now: float, quiet: float) ->
     return sum(seconds for _, seconds in recent) / max(now - earlier[-1], 1e-6)
 
 
-def _since(listings: list[tuple[float, frozenset[str] | None]], since: float) -> set[frozenset[str] | None]:
-    """The window lists seen since ``since``, with the one it started from (the latest look at
-    or before it)."""
-    start = max((index for index, (at, _) in enumerate(listings) if at <= since), default=0)
-    return {windows for _, windows in listings[start:]}
-
-
 def _look(
     history: TileHistory,
     listings: list[tuple[float, frozenset[str] | None]],
@@ -294,8 +219,8 @@ def _look(
     if need_new and new == 0:
         return _Look("a window of a program that setup started")
     if history.span < quiet or (load_known and busy_cores is None):
-        return _Look(QUIET_TIME)
-    if len(_since(listings, now - quiet)) > 1:
+        return _Look("the quiet time to pass")
+    if len({windows for at, windows in listings if at >= now - quiet}) > 1:
         return _Look("the window list to stop changing")
     busy = history.changed_since(now - quiet)
     blinking = history.blinking(sorted(busy))
@@ -311,78 +236,45 @@ def _look(
     return _Look("", len(moving), len(blinking))
 
 
-#: What setup is handed to wait its ``sleep`` steps: the step's seconds, and whether it may end
-#: early, once the program that a ``launch`` or ``open`` just started has settled.
-Sleeper = Callable[[float, bool], None]
-#: A ``sleep`` that may not end early is spent looking at the desktop over its last this many
-#: seconds (what tells a video, and the quiet time), so the wait after setup goes on from them.
-WATCHED_SECONDS = RESTLESS_SECONDS + QUIET_SECONDS
-
-
-def watch_while_sleeping(
-    guest: Guest,
-    watch: Watch,
-    seconds: float,
-    *,
-    interval: float = POLL_SECONDS,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
-    wall_clock: Callable[[], float] = time.time,
-) -> None:
-    """Sleep ``seconds``, no less, looking at the desktop (:meth:`Watch.take`) every
-    ``interval`` over the last :data:`WATCHED_SECONDS` of them; the latest look is at most two
-    intervals before the end."""
-    end = clock() + seconds
-    sleep(max(seconds - WATCHED_SECONDS, 0.0))
-    watch.go_on(clock())
-    while end - clock() > interval:
-        watch.take(guest, clock, wall_clock)
-        sleep(min(interval, max(end - clock(), 0.0)))
-    sleep(max(end - clock(), 0.0))
+#: What the setup is handed to wait in a ``sleep`` step that follows a ``launch`` or ``open``:
+#: wait at most the step's seconds, less once what the step started has settled.
+SleepUntilSettled = Callable[[float], None]
 
 
 def run_and_settle(
     guest: Guest,
     step_types: Iterable[str],
-    run_setup: Callable[[Sleeper | None], None],
+    run_setup: Callable[[SleepUntilSettled | None], None],
     timings: TaskTimings | None = None,
 ) -> Settled | None:
     """Run a task's setup (``run_setup``), then settle as its step types ask (None when
     they leave the desktop as restored). The windows' listing before setup and the wait
     after it are timed as the ``settle`` phase; how it ended goes to ``timings.settle``.
 
-    When the desktop is to be waited for, ``run_setup`` is given a :data:`Sleeper` for its
-    ``sleep`` steps (:func:`pytest_osworld.setup_steps.run_steps`). A sleep that follows a
-    ``launch`` or ``open`` gives the program time to come up (OSWorld's reason for it), and it
-    ends once the program's window is there and the desktop is settled. Every other sleep
-    lasts its seconds, looking at the desktop over the last of them
-    (:func:`watch_while_sleeping`). The wait after setup goes on from a sleep's looks when the
-    latest was at most :data:`QUIET_SECONDS` before (:class:`Watch`): a desktop settled then,
-    and unchanged since, is not waited for again, and a video that played through the sleep
-    is known for one.
+    When setup starts programs, ``run_setup`` is given a :data:`SleepUntilSettled` for its
+    ``sleep`` steps that follow a ``launch`` or ``open``
+    (:func:`pytest_osworld.setup_steps.run_steps`): OSWorld's sleep gives the program time
+    to come up, and it ends once the program's window is there and the desktop is settled.
     """
     wait, expect_new_window = settle_plan(step_types)
+    before: frozenset[str] | None = None
+    processes: frozenset[str] | None = None
+    if wait:
+        with timings.phase("settle") if timings is not None else contextlib.nullcontext():
+            before = open_windows(guest) if expect_new_window else None
+            processes = DemandProbe(guest).processes()
+
+    def sleep_until_settled(seconds: float) -> None:
+        started = time.monotonic()
+        settled = settle(guest, before, expect_new_window=True, timeout=seconds, before_processes=processes)
+        if settled.timed_out:
+            time.sleep(max(seconds - (time.monotonic() - started), 0.0))
+
+    run_setup(sleep_until_settled if expect_new_window else None)
     if not wait:
-        run_setup(None)
         return None
     with timings.phase("settle") if timings is not None else contextlib.nullcontext():
-        before = open_windows(guest) if expect_new_window else None
-        load = DemandProbe(guest)
-        load.before = load.processes()
-        watch = Watch(load)
-
-    def sleeper(seconds: float, until_settled: bool) -> None:
-        if until_settled:
-            started = time.monotonic()
-            settled = settle(guest, before, expect_new_window=True, timeout=seconds, watch=watch)
-            if settled.timed_out:
-                time.sleep(max(seconds - (time.monotonic() - started), 0.0))
-        else:
-            watch_while_sleeping(guest, watch, seconds)
-
-    run_setup(sleeper)
-    with timings.phase("settle") if timings is not None else contextlib.nullcontext():
-        settled = settle(guest, before, expect_new_window=expect_new_window, watch=watch)
+        settled = settle(guest, before, expect_new_window=expect_new_window, before_processes=processes)
     if timings is not None:
         timings.settle = settled.to_json()
     return settled

@@ -165,7 +165,7 @@ class TaskRun:
         run_and_settle(
             ctx.guest,
             [step.type for step in task.config],
-            lambda sleeper: run_steps(ctx, task.config, timings=self.timings, sleeper=sleeper),
+            lambda sleep: run_steps(ctx, task.config, timings=self.timings, sleep_until_settled=sleep),
             self.timings,
         )
         if self.recorder is not None:

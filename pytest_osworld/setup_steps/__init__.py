@@ -56,7 +56,7 @@ def run_steps(
     steps: Sequence[Step],
     phase: str = "setup",
     timings: TaskTimings | None = None,
-    sleeper: Callable[[float, bool], None] | None = None,
+    sleep_until_settled: Callable[[float], None] | None = None,
 ) -> None:
     """Run ``steps`` in order; the first failure raises with its index, type and cause.
 
@@ -65,22 +65,20 @@ def run_steps(
     step's seconds (a failed one's too) go to ``phase``, OSWorld's ``sleep`` steps to
     ``setup_sleep``, and one entry per step to ``timings.setup_steps``.
 
-    ``sleeper`` (from the settle wait, :mod:`pytest_osworld.episode.settle`) waits the
-    ``sleep`` steps, given their seconds and whether the step may end once the desktop has
-    settled: a ``sleep`` that follows a ``launch`` or ``open`` (other sleeps between them
-    count as one) gives the program time to come up, and ends once it has; its entry in
-    ``timings.setup_steps`` says ``"until_settled": true``. Every other sleep lasts its
-    seconds.
+    ``sleep_until_settled`` (from the settle wait, :mod:`pytest_osworld.episode.settle`) takes
+    the place of a ``sleep`` step that follows a ``launch`` or ``open`` (other sleeps between
+    them count as one): such a sleep gives the program time to come up, and ends once it
+    has; its entry in ``timings.setup_steps`` says ``"until_settled": true``.
     """
     total = len(steps)
     clock = timings.clock if timings is not None else time.perf_counter
     previous = ""
     for index, step in enumerate(steps, start=1):
         started = clock()
-        early = sleeper is not None and step.type == "sleep" and previous in STARTING_STEPS
+        early = sleep_until_settled is not None and step.type == "sleep" and previous in STARTING_STEPS
         try:
-            if sleeper is not None and step.type == "sleep":
-                _sleep_with(sleeper, step, index, total, early)
+            if early and sleep_until_settled is not None:
+                _sleep_until_settled(sleep_until_settled, step, index, total)
             else:
                 _run_step(ctx, step, index, total)
         finally:
@@ -100,16 +98,14 @@ def run_steps(
             previous = step.type
 
 
-def _sleep_with(
-    sleeper: Callable[[float, bool], None], step: Step, index: int, total: int, until_settled: bool
-) -> None:
-    """A ``sleep`` step's seconds, as :func:`_run_step` checks them, waited with ``sleeper``."""
+def _sleep_until_settled(wait: Callable[[float], None], step: Step, index: int, total: int) -> None:
+    """A ``sleep`` step's seconds, as :func:`_run_step` checks them, waited for with ``wait``."""
     try:
         handler_parameters(step.parameters, ["seconds"])
         seconds = float(step.parameters["seconds"])
     except (KeyError, TypeError, ValueError) as exc:
         raise SetupStepError(index, total, step.type, f"bad parameters at {step.json_path}: {exc}") from exc
-    sleeper(seconds, until_settled)
+    wait(seconds)
 
 
 def _run_step(ctx: TaskContext, step: Step, index: int, total: int) -> None:

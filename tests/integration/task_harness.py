@@ -58,7 +58,7 @@ def run_task(
         run_and_settle(
             env.guest,
             [step.type for step in task.config],
-            lambda sleeper: run_steps(ctx, task.config, sleeper=sleeper),
+            lambda sleep: run_steps(ctx, task.config, sleep_until_settled=sleep),
         )
     episode = run_episode(task, env.guest, agent, Budget(max_steps=max_steps))
     return episode, evaluate(ctx, episode.last_action)

@@ -69,12 +69,9 @@ def test_phases_of_a_real_task_add_up_to_its_duration(pytester: pytest.Pytester)
     assert timings["fixed_overhead"] == pytest.approx(
         timings["total"] - phases["agent"] - phases["setup_sleep"] - phases["settle"], abs=0.003
     )
-    # The setup's execute step may change the screen: the desktop settled before step 1. The
-    # sleep after it looked at the desktop (a quiet screen for QUIET_SECONDS at least between
-    # its looks and the settle's), so the settle itself may take a single look.
-    settle = timings["settle"]
-    assert settle["timed_out"] is False and settle["waiting_for"] == ""
-    assert phases["setup_sleep"] + settle["seconds"] >= QUIET_SECONDS
+    # The setup's execute step may change the screen: the desktop settled (a quiet screen for
+    # QUIET_SECONDS at least) before step 1.
+    assert timings["settle"]["timed_out"] is False and timings["settle"]["seconds"] >= QUIET_SECONDS
     assert [(s["type"], s["phase"]) for s in timings["setup_steps"]] == [
         ("execute", "setup"),
         ("sleep", "setup"),

@@ -23,8 +23,6 @@ from pytest_osworld.episode.settle import (
     POLL_SECONDS,
     QUIET_SECONDS,
     RESTLESS_SECONDS,
-    WATCHED_SECONDS,
-    Settled,
     run_and_settle,
     settle,
     settle_plan,
@@ -80,8 +78,6 @@ class ScriptedGuest:
     now: list[float] = field(default_factory=lambda: [0.0])
     cpu_seconds: float = 0.0
     last_probe: float = 0.0
-    #: Seconds a screenshot takes (a loaded guest's).
-    look_seconds: float = 0.0
 
     def _at(self, script: list[tuple[float, object]]) -> object:
         return [value for start, value in script if start <= self.now[0]][-1]
@@ -99,7 +95,6 @@ class ScriptedGuest:
         return CommandResult(0, str(listing), "")
 
     def screenshot(self) -> bytes:
-        self.now[0] += self.look_seconds
         return self._at(self.screens)  # type: ignore[arg-type,return-value]
 
     def clock(self) -> float:
@@ -135,18 +130,6 @@ def test_waits_for_the_new_window_then_for_the_quiet_time() -> None:
     assert not settled.timed_out
     assert settled.new_windows == 1 and settled.windows == 2
     assert 4.0 + QUIET_SECONDS - 0.15 <= settled.seconds <= 4.0 + QUIET_SECONDS + 0.35
-
-
-@pytest.mark.parametrize("look_seconds", [0.0, 0.3])
-def test_a_settled_desktop_is_known_once_the_quiet_time_has_passed(look_seconds: float) -> None:
-    """The programs' load counts from the first look, and the next look is timed to end the
-    quiet time: with looks that take 0.3 s (a loaded guest) a settled desktop takes two,
-    not three."""
-    guest = ScriptedGuest(windows=[(0, GIMP)], screens=[(0, APP)], busy=[(0, 0.0)], look_seconds=look_seconds)
-    settled = run(guest, before=frozenset({"0x01"}), expect=True)
-    assert not settled.timed_out
-    first = look_seconds
-    assert settled.seconds == pytest.approx(first + max(QUIET_SECONDS, POLL_SECONDS + look_seconds))
 
 
 def test_a_blinking_caret_is_a_still_screen() -> None:
@@ -408,81 +391,16 @@ def test_a_sleep_after_a_launch_ends_once_the_desktop_settled() -> None:
     guest = ScriptedGuest(windows=[(0, DESKTOP)], screens=[(0, APP)])
     took: list[float] = []
 
-    def launch_then_sleep(sleep: Callable[[float, bool], None] | None) -> None:
+    def launch_then_sleep(sleep: Callable[[float], None] | None) -> None:
         assert sleep is not None
         guest.windows = [(0, GIMP)]  # the launched program's window
         started = time.monotonic()
-        sleep(5.0, True)
+        sleep(5.0)
         took.append(time.monotonic() - started)
 
     settled = run_and_settle(guest, ["launch", "sleep"], launch_then_sleep)
     assert settled is not None and not settled.timed_out
     assert QUIET_SECONDS - 0.1 <= took[0] < 2.5
-
-
-def _launch_sleep_then(after_sleep: Callable[[ScriptedGuest], None]) -> Settled | None:
-    """Setup of a launch, a 5 s sleep and a step (``after_sleep``) on a guest whose program's
-    window comes at once and stays still (real seconds), then the wait after it."""
-    guest = ScriptedGuest(windows=[(0, DESKTOP)], screens=[(0, APP)])
-
-    def setup(sleep: Callable[[float, bool], None] | None) -> None:
-        assert sleep is not None
-        guest.windows = [(0, GIMP)]
-        sleep(5.0, True)
-        after_sleep(guest)
-
-    return run_and_settle(guest, ["launch", "sleep", "execute"], setup)
-
-
-def test_the_wait_after_setup_goes_on_from_a_settled_sleep() -> None:
-    """A sleep that ended settled has looked for the quiet time: the wait after setup, right
-    after it, needs one look that finds nothing changed."""
-    settled = _launch_sleep_then(lambda guest: None)
-    assert settled is not None and not settled.timed_out
-    assert settled.seconds < QUIET_SECONDS / 2
-
-
-def test_a_change_after_a_settled_sleep_is_waited_for_again() -> None:
-    """A step after the sleep that draws (a new picture in the program's window) makes the
-    wait after setup wait the quiet time again."""
-
-    def draw(guest: ScriptedGuest) -> None:
-        guest.screens = [(0, screen((5, 1, "black")))]
-
-    settled = _launch_sleep_then(draw)
-    assert settled is not None and not settled.timed_out
-    assert settled.seconds >= QUIET_SECONDS - 0.05
-
-
-@dataclass
-class PlayingGuest(ScriptedGuest):
-    """A guest that plays a video over a 2x2 square of tiles: each screenshot is its next frame."""
-
-    frame: int = 0
-
-    def screenshot(self) -> bytes:
-        self.frame += 1
-        colour = ("red", "green", "blue")[self.frame % 3]
-        return screen(*((column, row, colour) for column in (4, 5) for row in (1, 2)))
-
-
-def test_a_sleep_after_other_steps_lasts_its_seconds_and_the_wait_goes_on_from_its_looks() -> None:
-    """A sleep that may not end early (after an ``execute``) lasts its seconds, looking at the
-    desktop over the last of them: the video that played through it is known when setup ends,
-    and the wait after setup needs one look (it would need the restless span, 2 s, alone)."""
-    guest = PlayingGuest(windows=[(0, GIMP)], screens=[(0, APP)])
-    took: list[float] = []
-
-    def execute_then_sleep(sleep: Callable[[float, bool], None] | None) -> None:
-        assert sleep is not None
-        started = time.monotonic()
-        sleep(WATCHED_SECONDS + 0.2, False)
-        took.append(time.monotonic() - started)
-
-    settled = run_and_settle(guest, ["execute", "sleep"], execute_then_sleep)
-    assert took[0] >= WATCHED_SECONDS + 0.2
-    assert settled is not None and not settled.timed_out and settled.moving_tiles == 4
-    assert settled.seconds < QUIET_SECONDS / 2
 
 
 @dataclass

@@ -247,12 +247,10 @@ def test_no_tree_is_fetched_after_the_last_step(
     assert all(step.screenshot for step in episode.steps)
 
 
-def test_the_sleeper_waits_every_sleep_and_only_one_after_a_launch_until_settled(
-    task: Task, tmp_path: Path
-) -> None:
-    """The settle wait's sleeper waits every sleep; only one right after a launch (a second
-    sleep after it too) may end once settled, never one after any other step."""
-    asked: list[tuple[float, bool]] = []
+def test_a_sleep_after_a_launch_waits_until_settled_and_the_others_sleep(task: Task, tmp_path: Path) -> None:
+    """The settle wait's sleeper takes the place of a sleep right after a launch (a second
+    sleep after it too), never of a sleep after any other step."""
+    asked: list[float] = []
     steps = [
         Step("launch", {"command": ["true"]}, "$.config[0]"),
         Step("sleep", {"seconds": 3}, "$.config[1]"),
@@ -262,17 +260,15 @@ def test_the_sleeper_waits_every_sleep_and_only_one_after_a_launch_until_settled
     ]
     timings = TaskTimings()
     run_steps(
-        _context(task, FakeGuest({}), tmp_path),
-        steps,
-        timings=timings,
-        sleeper=lambda seconds, until_settled: asked.append((seconds, until_settled)),
+        _context(task, FakeGuest({}), tmp_path), steps, timings=timings, sleep_until_settled=asked.append
     )
-    assert asked == [(3.0, True), (2.0, True), (0.01, False)]
+    assert asked == [3.0, 2.0]
     assert [s.get("until_settled", False) for s in timings.setup_steps] == [False, True, True, False, False]
+    assert timings.setup_steps[4]["seconds"] >= 0.01
 
 
 def test_a_sleep_until_settled_checks_its_parameters(task: Task, tmp_path: Path) -> None:
     steps = [Step("open", {"path": "/x"}, "$.config[0]"), Step("sleep", {"second": 3}, "$.config[1]")]
     guest = FakeGuest({"/x": b""})
     with pytest.raises(SetupStepError, match=r"bad parameters at \$\.config\[1\]"):
-        run_steps(_context(task, guest, tmp_path), steps, sleeper=lambda seconds, until_settled: None)
+        run_steps(_context(task, guest, tmp_path), steps, sleep_until_settled=lambda seconds: None)
